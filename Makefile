@@ -1,0 +1,45 @@
+# Every target sets up what it needs: a virtual environment in .venv with the
+# package and its dev tools, and (for the browser targets) a Chromium.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.xmltools-installed
+
+.PHONY: demo test bench lint browser clean
+
+demo: $(STAMP) browser
+	$(BIN)/xmltools demo
+
+test: $(STAMP) browser
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP) browser
+	mkdir -p bench/results
+	$(BIN)/python bench/bench_parser.py --json bench/results/parser.json
+
+lint: $(STAMP)
+	$(BIN)/ruff check xmltools tests bench
+	$(BIN)/ruff format --check xmltools tests bench
+	$(BIN)/mypy --strict xmltools
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+# Find a Chromium; install Debian's package when there is none and we may.
+browser: $(STAMP)
+	@if $(BIN)/python -m xmltools.browser.locate >/dev/null 2>&1; then \
+		echo "browser: $$($(BIN)/python -m xmltools.browser.locate)"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& grep -qiE '^(ID|ID_LIKE)=.*(debian|ubuntu)' /etc/os-release; then \
+		echo "browser: none found; installing Debian's chromium package"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+		&& echo "browser: $$($(BIN)/python -m xmltools.browser.locate)"; \
+	else \
+		$(BIN)/python -m xmltools.browser.locate; exit 1; \
+	fi
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Templates shipped with xmltools (the prompts/ folder of the repository)."""

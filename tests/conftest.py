@@ -1,0 +1,8 @@
+"""Shared test set-up: the tests folder is importable (for the parser oracle)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))

@@ -1,0 +1,1 @@
+"""The browser controller: the only part of xmltools that imports Playwright."""

@@ -1,0 +1,110 @@
+"""The ``xmltools`` command line: a thin layer over the library.
+
+Each subcommand parses its arguments, calls the library and prints.  Heavy
+imports (Playwright, Jinja2) happen inside the subcommands that need them, so
+``xmltools parse`` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from .errors import XmltoolsError
+from .parser import BROWSER_ACTION, StreamParser, ToolSyntax, parse
+
+__all__ = ["main"]
+
+
+def _tool_arg(spec: str) -> ToolSyntax:
+    """``NAME=PARAM,PARAM,...``; a parameter ending in ``*`` is raw text (``content*``)."""
+    name, sep, plist = spec.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"--tool takes NAME=PARAM,PARAM,... (got {spec!r})")
+    params = [p.strip() for p in plist.split(",") if p.strip()]
+    raw = {p.rstrip("*") for p in params if p.endswith("*")}
+    try:
+        return ToolSyntax(name.strip(), tuple(p.rstrip("*") for p in params), frozenset(raw))
+    except XmltoolsError as e:
+        raise argparse.ArgumentTypeError(str(e)) from e
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    text = sys.stdin.read()
+    tools = [BROWSER_ACTION, *args.tool]
+    if args.chunk:
+        p = StreamParser(tools, compat=args.compat, fenced=args.fenced)
+        for i in range(0, len(text), args.chunk):
+            p.feed(text[i : i + args.chunk])
+        p.close()
+        blocks = p.blocks()
+    else:
+        blocks = parse(text, tools=tools, compat=args.compat, fenced=args.fenced)
+    json.dump([b.to_json() for b in blocks], sys.stdout, indent=args.indent, ensure_ascii=False)
+    sys.stdout.write("\n")
+    return 0
+
+
+SAMPLE = """\
+I'll open the app first so that I can see the login form.
+
+<browser_action>
+<action>launch</action>
+<url>http://localhost:3000</url>
+</browser_action>
+"""
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    print("A sample model message:\n")
+    print(SAMPLE)
+    print("Its blocks, as `xmltools parse` prints them:\n")
+    print(json.dumps([b.to_json() for b in parse(SAMPLE)], indent=2))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="xmltools", description="Interpret XML tool calls written by a model.")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("parse", help="read a model message on stdin, print its blocks as JSON")
+    p.add_argument("--compat", choices=["default", "roo"], default="default")
+    p.add_argument(
+        "--fenced", choices=["call", "text"], default="call", help="how to read calls in ``` fences"
+    )
+    p.add_argument(
+        "--tool",
+        action="append",
+        type=_tool_arg,
+        default=[],
+        metavar="NAME=PARAM,...",
+        help="add a tool (repeatable); mark raw-text parameters with a trailing *",
+    )
+    p.add_argument(
+        "--chunk", type=int, default=0, metavar="N", help="feed the stream parser N characters at a time"
+    )
+    p.add_argument("--indent", type=int, default=None)
+    p.set_defaults(func=cmd_parse)
+
+    p = sub.add_parser("demo", help="the main job on the bundled default")
+    p.set_defaults(func=cmd_demo)
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    if getattr(args, "chunk", 0) and args.chunk < 0:
+        ap.error("--chunk must be positive")
+    try:
+        rc: int = args.func(args)
+    except XmltoolsError as e:
+        print(f"xmltools: {e}", file=sys.stderr)
+        return 2
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

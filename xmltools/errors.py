@@ -1,0 +1,71 @@
+"""The exceptions xmltools raises, and the line between the two kinds of error.
+
+Mistakes made by the *model* (a malformed call, an illegal action, a bad
+coordinate) are never raised: they are rendered back into the conversation
+and the session goes on.  Exceptions are for the *host program*, when it
+misuses the API, and for failures it must hear about directly.
+
+::
+
+    XmltoolsError
+     ├── UsageError              the host program misused the API
+     │    ├── StreamClosedError  feed() after close() on a stream
+     │    └── ConfigError        an invalid tool, limit, template folder or setting
+     ├── BrowserError            the browser could not be found, started or reached
+     │    ├── BrowserNotFoundError
+     │    └── RemoteBrowserError
+     ├── MistakeLimitError       the model reached the mistake limit (when the host asked to raise)
+     └── ModelError              the model endpoint failed (HTTP error, dropped connection)
+
+This module imports nothing from the rest of the package.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BrowserError",
+    "BrowserNotFoundError",
+    "ConfigError",
+    "MistakeLimitError",
+    "ModelError",
+    "RemoteBrowserError",
+    "StreamClosedError",
+    "UsageError",
+    "XmltoolsError",
+]
+
+
+class XmltoolsError(Exception):
+    """Base class of every exception xmltools raises on purpose."""
+
+
+class UsageError(XmltoolsError, ValueError):
+    """The host program called the API in a way it does not allow."""
+
+
+class StreamClosedError(UsageError):
+    """Text was fed to a stream that was already closed."""
+
+
+class ConfigError(UsageError):
+    """A tool definition, a limit, a template folder or a setting is invalid."""
+
+
+class BrowserError(XmltoolsError):
+    """The browser could not be found, launched or reached."""
+
+
+class BrowserNotFoundError(BrowserError):
+    """No Chromium or Chrome executable was found."""
+
+
+class RemoteBrowserError(BrowserError):
+    """A remote browser could not be reached over the DevTools protocol."""
+
+
+class MistakeLimitError(XmltoolsError):
+    """The model made too many consecutive mistakes (raised only on request)."""
+
+
+class ModelError(XmltoolsError):
+    """The model endpoint failed: an HTTP error or a dropped connection."""
