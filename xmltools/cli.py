@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from .errors import XmltoolsError
+from .errors import UsageError, XmltoolsError
 from .parser import BROWSER_ACTION, StreamParser, ToolSyntax, parse
 
 __all__ = ["main"]
@@ -65,6 +65,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_prompt(args: argparse.Namespace) -> int:
+    from .render import Renderer
+    from .tools import ToolRegistry, parse_size
+
+    try:
+        viewport = parse_size(args.viewport)
+    except ValueError as e:
+        raise UsageError(f"--viewport: {e}") from e
+    actions = [a.strip() for a in args.actions.split(",") if a.strip()] if args.actions else None
+    registry = ToolRegistry(actions=actions)
+    renderer = Renderer(args.templates, policy=args.policy)
+    print(renderer.system_prompt(registry, viewport))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="xmltools", description="Interpret XML tool calls written by a model.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -87,6 +102,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--indent", type=int, default=None)
     p.set_defaults(func=cmd_parse)
+
+    p = sub.add_parser("prompt", help="print the tools' section of the system prompt")
+    p.add_argument("--viewport", default="900x600", help="WIDTHxHEIGHT (default 900x600)")
+    p.add_argument("--actions", default="", help="comma-separated actions to offer (default: all)")
+    p.add_argument("--templates", default=None, metavar="DIR", help="a folder of template overrides")
+    p.add_argument("--policy", choices=["reject", "auto_close", "allow"], default="reject")
+    p.set_defaults(func=cmd_prompt)
 
     p = sub.add_parser("demo", help="the main job on the bundled default")
     p.set_defaults(func=cmd_demo)

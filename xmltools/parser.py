@@ -58,8 +58,8 @@ _WS = (
 )
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*\Z")
 # A tag inside a call: a name (optionally closing) and, for unknown tags, attributes.
-_TAG_RE = re.compile(r"<(/?[A-Za-z_][A-Za-z0-9_.:-]{0,127})(\s[^<>]{0,127})?>")
-_TAG_PREFIX_RE = re.compile(r"<(?:/?(?:[A-Za-z_][A-Za-z0-9_.:-]{0,127}(?:\s[^<>]{0,127})?)?)?\Z")
+_TAG_RE = re.compile(r"<(/?[A-Za-z_][A-Za-z0-9_.:-]{0,127})(\s[^<>]{0,127}|/)?>")
+_TAG_PREFIX_RE = re.compile(r"<(?:/?(?:[A-Za-z_][A-Za-z0-9_.:-]{0,127}(?:\s[^<>]{0,127}|/)?)?)?\Z")
 _FENCE_RE = re.compile(r"\n[ ]{0,3}(?:```|~~~)")
 _NOT_WS_RE = re.compile(r"[^ \t\r\n]")
 _TAG_START = frozenset("/_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")

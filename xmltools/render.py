@@ -1,0 +1,220 @@
+"""Rendering through the Jinja2 templates of ``prompts/``: the only Jinja2 import.
+
+One environment with ``StrictUndefined``.  A host may name a folder of
+overrides: a template found there wins over the bundled one of the same name,
+which is what prompt experiments build on.  Results come out as messages in
+three shapes: OpenAI chat, Anthropic messages, and plain text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import jinja2
+
+from .errors import ConfigError
+from .protocol import Policy, Violation
+from .results import Failure, Observation, Screenshot, Viewport
+from .tools import BROWSER_TOOL, DEFAULT_VIEWPORT, CallError, ToolRegistry
+
+__all__ = ["PROMPTS_DIR", "Rendered", "Renderer", "Shape", "neutralize", "to_message"]
+
+Shape = Literal["openai", "anthropic", "plain"]
+SHAPES: tuple[Shape, ...] = ("openai", "anthropic", "plain")
+
+
+def _prompts_dir() -> Path:
+    return Path(str(resources.files("xmltools.prompts")))
+
+
+PROMPTS_DIR = _prompts_dir()
+
+
+def neutralize(value: object) -> str:
+    """Escape page-derived text so that no part of it can read as a tag (``<`` becomes ``&lt;``)."""
+    return html.escape(str(value), quote=False)
+
+
+def sentence(value: object) -> str:
+    """A message as a sentence: a capital first letter and a full stop at the end."""
+    s = str(value).strip()
+    if not s:
+        return s
+    s = s[0].upper() + s[1:]
+    return s if s[-1] in ".!?" else s + "."
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A piece of a user turn: text, and at most one image to show after it."""
+
+    kind: Literal["result", "error", "note"]
+    text: str
+    image: Screenshot | None = None
+
+
+class Renderer:
+    """Renders the system prompt, results, errors and notes from the templates."""
+
+    def __init__(self, templates: str | Path | None = None, *, policy: Policy | str = Policy.REJECT) -> None:
+        loaders: list[jinja2.BaseLoader] = []
+        self.override_dir: Path | None = None
+        if templates is not None:
+            d = Path(templates)
+            if not d.is_dir():
+                raise ConfigError(f"templates folder {str(d)!r} does not exist")
+            self.override_dir = d
+            loaders.append(jinja2.FileSystemLoader(str(d)))
+        loaders.append(jinja2.FileSystemLoader(str(PROMPTS_DIR)))
+        self.env = jinja2.Environment(
+            loader=jinja2.ChoiceLoader(loaders),
+            undefined=jinja2.StrictUndefined,
+            autoescape=False,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            keep_trailing_newline=False,
+        )
+        self.env.filters["page"] = neutralize
+        self.env.filters["sentence"] = sentence
+        self.policy = Policy(policy)
+
+    # -- plumbing ------------------------------------------------------------
+
+    def render(self, name: str, /, **context: Any) -> str:
+        try:
+            template = self.env.get_template(name)
+            text = template.render(
+                tool=context.pop("tool", BROWSER_TOOL), policy=self.policy.value, **context
+            )
+        except jinja2.TemplateNotFound as e:
+            raise ConfigError(f"no template named {e.name!r}") from e
+        except jinja2.TemplateError as e:
+            raise ConfigError(f"template {name!r} failed: {e}") from e
+        return _tidy(text)
+
+    def template_names(self) -> list[str]:
+        return sorted(n for n in self.env.list_templates() if n.endswith(".j2"))
+
+    def template_hashes(self) -> dict[str, str]:
+        """sha256 of every template's source as this renderer sees it (overrides included)."""
+        out: dict[str, str] = {}
+        loader = self.env.loader
+        assert loader is not None
+        for name in self.template_names():
+            source, _, _ = loader.get_source(self.env, name)
+            out[name] = hashlib.sha256(source.encode()).hexdigest()[:16]
+        return out
+
+    # -- the system prompt ----------------------------------------------------------
+
+    def system_prompt(
+        self,
+        registry: ToolRegistry | None = None,
+        viewport: Viewport = DEFAULT_VIEWPORT,
+        *,
+        file_urls: bool = False,
+    ) -> str:
+        """The tools' sections of a system prompt: browser_action (if enabled), then each host tool."""
+        registry = registry or ToolRegistry()
+        parts: list[str] = []
+        if registry.browser:
+            parts.append(
+                self.render(
+                    "system/browser_action.j2",
+                    viewport=viewport,
+                    actions=list(registry.actions),
+                    file_urls=file_urls,
+                )
+            )
+        for t in registry.host_tools:
+            parts.append(
+                self.render(
+                    t.template,
+                    tool={"name": t.name, "description": t.description, "fields": t.fields()},
+                )
+            )
+        return "\n\n".join(parts)
+
+    # -- results and errors --------------------------------------------------------
+
+    def browser_result(self, action: str, obs: Observation) -> Rendered:
+        return Rendered("result", self.render("result/browser.j2", action=action, obs=obs), obs.screenshot)
+
+    def close_result(self) -> Rendered:
+        return Rendered("result", self.render("result/close.j2"))
+
+    def tool_result(self, tool: str, output: object) -> Rendered:
+        return Rendered("result", self.render("result/tool.j2", tool=tool, output=str(output)))
+
+    def call_error(self, error: CallError) -> Rendered:
+        return Rendered("error", self.render("error/call.j2", error=error))
+
+    def violation(self, violation: Violation, called: str, action: str | None) -> Rendered:
+        return Rendered(
+            "error",
+            self.render(
+                "error/protocol.j2", violation=violation.code, called=called, action=action or called
+            ),
+        )
+
+    def browser_failure(self, action: str, failure: Failure) -> Rendered:
+        shot = failure.observation.screenshot if failure.observation else None
+        return Rendered("error", self.render("error/browser.j2", action=action, failure=failure), shot)
+
+    def tool_failure(self, tool: str, message: str) -> Rendered:
+        return Rendered("error", self.render("error/tool.j2", tool=tool, message=message))
+
+    def not_run(self, name: str, action: str | None, ran: str | None) -> Rendered:
+        return Rendered("note", self.render("note/not_run.j2", name=name, action=action, ran=ran))
+
+    def mistake_limit(self, mistakes: int, limit: int) -> Rendered:
+        return Rendered("note", self.render("note/mistake_limit.j2", mistakes=mistakes, limit=limit))
+
+    def no_tool(self) -> Rendered:
+        return Rendered("note", self.render("note/no_tool.j2"))
+
+    def auto_closed(self, called: str) -> Rendered:
+        return Rendered("note", self.render("note/auto_closed.j2", called=called))
+
+    def image_dropped(self) -> str:
+        return self.render("note/image_dropped.j2")
+
+
+def _tidy(text: str) -> str:
+    """Strip trailing spaces and collapse runs of blank lines left by template logic."""
+    lines = [ln.rstrip() for ln in text.strip("\n").splitlines()]
+    out: list[str] = []
+    for ln in lines:
+        if ln == "" and out and out[-1] == "":
+            continue
+        out.append(ln)
+    return "\n".join(out).strip()
+
+
+def to_message(parts: Sequence[Rendered] | Iterable[Rendered], shape: Shape = "openai") -> dict[str, Any]:
+    """One user message holding the rendered parts: all the text first, then the images."""
+    parts = list(parts)
+    text = "\n\n".join(p.text for p in parts if p.text)
+    images = [p.image for p in parts if p.image is not None]
+    if shape == "plain":
+        for img in images:
+            text += f"\n\n[screenshot: {img.width}x{img.height} {img.format}]"
+        return {"role": "user", "content": text}
+    if shape == "openai":
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        content += [{"type": "image_url", "image_url": {"url": img.data_url()}} for img in images]
+        return {"role": "user", "content": content}
+    if shape == "anthropic":
+        content = [{"type": "text", "text": text}]
+        content += [
+            {"type": "image", "source": {"type": "base64", "media_type": img.media_type, "data": img.b64()}}
+            for img in images
+        ]
+        return {"role": "user", "content": content}
+    raise ConfigError(f"unknown message shape {shape!r}; use one of {', '.join(SHAPES)}")

@@ -1,0 +1,89 @@
+"""What an action produces: observations, console entries, screenshots and failures.
+
+Plain pydantic data shared by the controller (which fills it), the renderer
+(which turns it into words) and transcripts (which store it).  No I/O here;
+this module imports neither Playwright nor Jinja2.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "ConsoleEntry",
+    "Failure",
+    "Observation",
+    "Point",
+    "Screenshot",
+    "Viewport",
+]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Viewport(_Frozen):
+    width: int = Field(ge=1)
+    height: int = Field(ge=1)
+
+    def __str__(self) -> str:
+        return f"{self.width}x{self.height}"
+
+
+class Point(_Frozen):
+    x: int
+    y: int
+
+    def __str__(self) -> str:
+        return f"{self.x},{self.y}"
+
+
+class ConsoleEntry(_Frozen):
+    """A console message, a page error or a failed request."""
+
+    type: str  # log, info, warning, error, debug, pageerror, requestfailed, ...
+    text: str
+
+    def line(self) -> str:
+        return self.text if self.type == "log" else f"[{self.type}] {self.text}"
+
+
+class Screenshot(_Frozen):
+    data: bytes
+    format: Literal["webp", "png", "jpeg"]
+    width: int
+    height: int
+
+    @property
+    def media_type(self) -> str:
+        return f"image/{self.format}"
+
+    def b64(self) -> str:
+        return base64.b64encode(self.data).decode("ascii")
+
+    def data_url(self) -> str:
+        return f"data:{self.media_type};base64,{self.b64()}"
+
+
+class Observation(_Frozen):
+    """What the model sees after an action: the page as it now is."""
+
+    url: str
+    title: str
+    console: tuple[ConsoleEntry, ...] = ()
+    screenshot: Screenshot | None = None
+    viewport: Viewport
+    mouse: Point | None = None
+    notes: tuple[str, ...] = ()  # dialogs dismissed, tabs followed, downloads saved, waits cut short
+
+
+class Failure(_Frozen):
+    """A browser action that failed, reported honestly to the model."""
+
+    kind: Literal["navigation", "timeout", "no_target", "crashed", "closed", "launch", "internal"]
+    message: str
+    observation: Observation | None = None  # what the page looks like now, when it can still be seen
