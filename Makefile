@@ -16,6 +16,7 @@ test: $(STAMP) browser
 bench: $(STAMP) browser
 	mkdir -p bench/results
 	$(BIN)/python bench/bench_parser.py --json bench/results/parser.json
+	$(BIN)/python bench/bench_browser.py --json bench/results/browser.json
 
 lint: $(STAMP)
 	$(BIN)/ruff check xmltools tests bench

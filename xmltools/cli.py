@@ -80,6 +80,67 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    import asyncio
+    import tempfile
+    from pathlib import Path
+
+    from .browser.controller import BrowserConfig, BrowserSession
+    from .browser.locate import browser_version, find_chromium, install_hint
+    from .errors import BrowserNotFoundError
+    from .results import Failure
+    from .serve import serve_directory
+
+    def step(ok: bool, what: str, fix: str = "") -> bool:
+        print(f"[{'ok' if ok else 'FAIL'}] {what}")
+        if not ok and fix:
+            print("       " + fix.replace("\n", "\n       "))
+        return ok
+
+    if args.remote:
+        found = None
+        step(True, f"remote mode: {args.remote}")
+    else:
+        try:
+            found = find_chromium(args.executable)
+        except BrowserNotFoundError as e:
+            step(False, "find a browser", str(e))
+            return 1
+        version = browser_version(found.path) or "version unknown"
+        step(True, f"browser: {found.path} (found via {found.source}; {version})")
+
+    async def check() -> int:
+        with tempfile.TemporaryDirectory() as d:
+            Path(d, "index.html").write_text(
+                "<!doctype html><title>xmltools doctor</title><h1>It works</h1>"
+                "<script>console.log('ok')</script>"
+            )
+            with serve_directory(d) as base:
+                cfg = BrowserConfig(executable=args.executable, remote=args.remote)
+                async with BrowserSession(cfg) as b:
+                    res = await b.launch(base + "/index.html")
+                    if isinstance(res, Failure):
+                        fix = install_hint() if res.kind == "launch" and not args.remote else ""
+                        step(False, f"launch and load a page: {res.message}", fix)
+                        return 1
+                    step(True, f"launched {b.browser_version or 'the browser'} and loaded {res.url}")
+                    shot = res.screenshot
+                    if shot is None or not shot.data:
+                        step(False, "take a screenshot")
+                        return 1
+                    step(
+                        True, f"screenshot: {shot.width}x{shot.height} {shot.format}, {len(shot.data)} bytes"
+                    )
+                    step(res.title == "xmltools doctor", f"page title: {res.title!r}")
+                    closed = await b.close()
+                    step(closed is None, "close the browser")
+        return 0
+
+    rc = asyncio.run(check())
+    print("all good" if rc == 0 else "doctor found a problem")
+    return rc
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="xmltools", description="Interpret XML tool calls written by a model.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -109,6 +170,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--templates", default=None, metavar="DIR", help="a folder of template overrides")
     p.add_argument("--policy", choices=["reject", "auto_close", "allow"], default="reject")
     p.set_defaults(func=cmd_prompt)
+
+    p = sub.add_parser("doctor", help="find the browser, launch it, load a page, take a screenshot")
+    p.add_argument("--executable", default=None, help="a Chromium or Chrome to use")
+    p.add_argument("--remote", default=None, help="a DevTools endpoint (http://127.0.0.1:9222) or 'auto'")
+    p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser("demo", help="the main job on the bundled default")
     p.set_defaults(func=cmd_demo)

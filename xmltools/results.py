@@ -87,3 +87,4 @@ class Failure(_Frozen):
     kind: Literal["navigation", "timeout", "no_target", "crashed", "closed", "launch", "internal"]
     message: str
     observation: Observation | None = None  # what the page looks like now, when it can still be seen
+    browser_closed: bool = False  # the browser is gone (or was shut down to recover): launch again
