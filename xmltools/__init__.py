@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .config import Config
 from .errors import (
     BrowserError,
     BrowserNotFoundError,
@@ -13,6 +14,8 @@ from .errors import (
     UsageError,
     XmltoolsError,
 )
+from .interpreter import AsyncInterpreter, Interpreter, Turn
+from .loop import LoopResult, OpenAIModel, arun_loop, run_loop
 from .parser import (
     BROWSER_ACTION,
     Block,
@@ -29,32 +32,55 @@ from .parser import (
     Vocabulary,
     parse,
 )
+from .protocol import Policy, State
+from .render import Renderer
+from .results import ConsoleEntry, Failure, Observation, Point, Screenshot, Viewport
+from .tools import Tool, ToolRegistry
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BROWSER_ACTION",
+    "AsyncInterpreter",
     "Block",
     "BrowserError",
     "BrowserNotFoundError",
+    "Config",
     "ConfigError",
+    "ConsoleEntry",
     "Diagnostic",
+    "Failure",
+    "Interpreter",
     "Limits",
+    "LoopResult",
     "MistakeLimitError",
     "ModelError",
+    "Observation",
+    "OpenAIModel",
     "ParamDelta",
+    "Point",
+    "Policy",
     "RemoteBrowserError",
+    "Renderer",
+    "Screenshot",
+    "State",
     "StreamClosedError",
     "StreamParser",
     "TextBlock",
     "TextDelta",
+    "Tool",
     "ToolCompleted",
+    "ToolRegistry",
     "ToolStarted",
     "ToolSyntax",
     "ToolUse",
+    "Turn",
     "UsageError",
+    "Viewport",
     "Vocabulary",
     "XmltoolsError",
     "__version__",
+    "arun_loop",
     "parse",
+    "run_loop",
 ]

@@ -11,9 +11,13 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .errors import UsageError, XmltoolsError
 from .parser import BROWSER_ACTION, StreamParser, ToolSyntax, parse
+
+if TYPE_CHECKING:
+    from .config import Config
 
 __all__ = ["main"]
 
@@ -141,6 +145,55 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return rc
 
 
+def _load_config(args: argparse.Namespace) -> Config:
+    from .config import Config
+
+    overrides = {}
+    if getattr(args, "viewport", None):
+        overrides["viewport"] = args.viewport
+    return Config.from_toml(args.config, **overrides) if args.config else Config.from_env(**overrides)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import os
+
+    try:
+        import openai
+    except ImportError as e:  # pragma: no cover - the extra is missing
+        raise UsageError("xmltools run needs the openai package: pip install 'xmltools[openai]'") from e
+
+    from .interpreter import AsyncInterpreter
+    from .loop import LoopEvent, OpenAIModel, run_loop, turn_line
+
+    key = "not-needed"
+    if args.api_key_env:
+        if args.api_key_env not in os.environ:
+            raise UsageError(f"--api-key-env {args.api_key_env}: that variable is not set")
+        key = os.environ[args.api_key_env]
+    elif os.environ.get("OPENAI_API_KEY"):
+        key = os.environ["OPENAI_API_KEY"]
+    config = _load_config(args)
+    interp = AsyncInterpreter(config)
+    messages = [
+        {"role": "system", "content": interp.system_prompt()},
+        {"role": "user", "content": args.task},
+    ]
+    client = openai.OpenAI(base_url=args.base_url, api_key=key, max_retries=args.retries)
+    model = OpenAIModel(client, args.model, stream=not args.no_stream)
+
+    def progress(e: LoopEvent) -> None:
+        if e.turn is not None:
+            print(turn_line(e.index, e.turn), flush=True)
+
+    res = run_loop(model, messages, interpreter=interp, max_turns=args.max_turns, on_event=progress)
+    u = res.usage
+    print(
+        f"stopped: {res.stop_reason} after {len(res.turns)} turns"
+        f" (tokens: {u.prompt_tokens} prompt, {u.completion_tokens} completion)"
+    )
+    return 0 if res.stop_reason in ("no_tool", "completed") else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="xmltools", description="Interpret XML tool calls written by a model.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -175,6 +228,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--executable", default=None, help="a Chromium or Chrome to use")
     p.add_argument("--remote", default=None, help="a DevTools endpoint (http://127.0.0.1:9222) or 'auto'")
     p.set_defaults(func=cmd_doctor)
+
+    p = sub.add_parser("run", help="run the browser_action loop against an OpenAI-compatible server")
+    p.add_argument("--base-url", required=True, help="such as http://127.0.0.1:8000/v1")
+    p.add_argument("--model", required=True)
+    p.add_argument("--api-key-env", default=None, metavar="VAR", help="the variable holding the API key")
+    p.add_argument("--task", required=True, help="what the model should do")
+    p.add_argument("--max-turns", type=int, default=20)
+    p.add_argument("--config", default=None, metavar="FILE", help="a TOML configuration file")
+    p.add_argument("--viewport", default=None, help="WIDTHxHEIGHT")
+    p.add_argument("--no-stream", action="store_true", help="ask for whole replies instead of a stream")
+    p.add_argument("--retries", type=int, default=2, help="HTTP retries of the client")
+    p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("demo", help="the main job on the bundled default")
     p.set_defaults(func=cmd_demo)

@@ -64,7 +64,14 @@ class RemoteBrowserError(BrowserError):
 
 
 class MistakeLimitError(XmltoolsError):
-    """The model made too many consecutive mistakes (raised only on request)."""
+    """The model made too many consecutive mistakes (raised only on request).
+
+    ``turn`` holds the turn that reached the limit, with its rendered messages.
+    """
+
+    def __init__(self, message: str, turn: object = None) -> None:
+        super().__init__(message)
+        self.turn = turn
 
 
 class ModelError(XmltoolsError):

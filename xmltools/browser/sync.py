@@ -7,48 +7,16 @@ a background thread, and waits for each result with a bound.
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Coroutine
 from typing import Any, Literal, TypeVar
 
-from ..errors import BrowserError
+from .._loop import LoopThread
 from ..results import Failure, Observation, Point, Viewport
 from .controller import BrowserConfig, BrowserSession
 
-__all__ = ["LoopThread", "SyncBrowser"]
+__all__ = ["SyncBrowser"]
 
 T = TypeVar("T")
-
-
-class LoopThread:
-    """An asyncio loop running in a daemon thread; ``call(coro)`` runs a coroutine there and waits."""
-
-    def __init__(self, name: str = "xmltools-loop") -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._main, name=name, daemon=True)
-        self._thread.start()
-
-    def _main(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        self.loop.run_forever()
-
-    def call(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        if threading.current_thread() is self._thread:
-            raise BrowserError("a synchronous call from inside its own loop thread would deadlock")
-        fut = asyncio.run_coroutine_threadsafe(coro, self.loop)
-        try:
-            return fut.result(timeout)
-        except TimeoutError:
-            fut.cancel()
-            raise
-
-    def stop(self) -> None:
-        if self.loop.is_running():
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self._thread.join(timeout=10)
-        if not self.loop.is_running():
-            self.loop.close()
 
 
 class SyncBrowser:

@@ -1,0 +1,309 @@
+"""The chat-completion loop: model adapters, stop reasons, image budget, and the real OpenAI SDK."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import openai
+import pytest
+from fakes import FakeBrowser
+from openai_server import ScriptedServer, by_turn
+from pydantic import BaseModel
+
+from xmltools import ModelError, UsageError
+from xmltools.config import Config
+from xmltools.interpreter import AsyncInterpreter
+from xmltools.loop import OpenAIModel, apply_image_budget, arun_loop, run_loop, turn_line
+from xmltools.tools import Tool, ToolRegistry
+
+
+def ba(action: str, **params: str) -> str:
+    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
+    return f"<browser_action>\n{inner}</browser_action>"
+
+
+SCRIPT = [
+    "I'll open the page.\n" + ba("launch", url="http://127.0.0.1:9/"),
+    "Now I click.\n" + ba("click", coordinate="100,100"),
+    ba("close"),
+]
+START = [{"role": "system", "content": "system"}, {"role": "user", "content": "do it"}]
+
+
+def scripted(replies: list[str]) -> Any:
+    def model(messages: list[dict[str, Any]]) -> str:
+        n = sum(1 for m in messages if m["role"] == "assistant")
+        return replies[n] if n < len(replies) else "All done."
+
+    return model
+
+
+def interp(config: Config | None = None, tools: list[Tool] | None = None) -> AsyncInterpreter:
+    return AsyncInterpreter(config or Config(), registry=ToolRegistry(tools or []), browser=FakeBrowser())
+
+
+async def test_plain_callable_until_no_tool() -> None:
+    res = await arun_loop(scripted(SCRIPT), START, interpreter=interp())
+    assert res.stop_reason == "no_tool" and len(res.turns) == 4
+    roles = [m["role"] for m in res.messages]
+    assert roles == ["system", "user"] + ["assistant", "user"] * 3 + ["assistant"]
+    assert res.messages[-1]["content"] == "All done."
+    assert START == [
+        {"role": "system", "content": "system"},
+        {"role": "user", "content": "do it"},
+    ]  # not mutated
+
+
+async def test_async_and_streaming_callables() -> None:
+    async def amodel(messages: list[dict[str, Any]]) -> str:
+        return scripted(SCRIPT)(messages)  # type: ignore[no-any-return]
+
+    def streaming(messages: list[dict[str, Any]]) -> Iterator[str]:
+        text: str = scripted(SCRIPT)(messages)
+        for i in range(0, len(text), 3):
+            yield text[i : i + 3]
+
+    async def astreaming(messages: list[dict[str, Any]]) -> AsyncIterator[str]:
+        for piece in streaming(messages):
+            yield piece
+
+    for model in (amodel, streaming, astreaming):
+        res = await arun_loop(model, START, interpreter=interp())
+        assert res.stop_reason == "no_tool" and len(res.turns) == 4, model
+
+
+async def test_stream_is_cut_after_the_first_call() -> None:
+    pulled: list[str] = []
+
+    def streaming(messages: list[dict[str, Any]]) -> Iterator[str]:
+        text = (
+            ba("launch", url="http://127.0.0.1:9/")
+            + "\nand then I would click "
+            + ba("click", coordinate="1,1")
+        )
+        for i in range(0, len(text), 4):
+            pulled.append(text[i : i + 4])
+            yield text[i : i + 4]
+
+    res = await arun_loop(streaming, START, interpreter=interp(), max_turns=1)
+    turn = res.turns[0]
+    assert turn.cut and turn.assistant["content"].endswith("</browser_action>")
+    assert "click" not in turn.assistant["content"] and not turn.not_run
+    assert "".join(pulled).count("</browser_action>") == 1  # the rest was never pulled
+
+
+async def test_stop_reasons() -> None:
+    class P(BaseModel):
+        summary: str
+
+    done = Tool("attempt_completion", P, lambda p: "ok", completes=True)
+    res = await arun_loop(
+        scripted(["<attempt_completion><summary>x</summary></attempt_completion>"]),
+        START,
+        interpreter=interp(tools=[done]),
+    )
+    assert res.stop_reason == "completed"
+    res = await arun_loop(scripted([ba("click", coordinate="1,1")] * 5), START, interpreter=interp())
+    assert res.stop_reason == "mistake_limit" and len(res.turns) == 3
+    res = await arun_loop(
+        scripted([ba("launch", url="http://a/")] + [ba("scroll_down")] * 50),
+        START,
+        interpreter=interp(),
+        max_turns=4,
+    )
+    assert res.stop_reason == "max_turns" and len(res.turns) == 4
+    res = await arun_loop(
+        scripted(["thinking...", *SCRIPT]), START, interpreter=interp(), stop_on_no_tool=False, max_turns=3
+    )
+    assert res.stop_reason == "max_turns"
+    assert "used no tool" in res.messages[3]["content"][0]["text"]
+    with pytest.raises(UsageError):
+        await arun_loop(scripted([]), START, interpreter=interp(), max_turns=0)
+
+
+def test_sync_run_loop_and_progress_events() -> None:
+    lines: list[str] = []
+    res = run_loop(
+        scripted(SCRIPT),
+        START,
+        interpreter=interp(),
+        on_event=lambda e: lines.append(turn_line(e.index, e.turn)) if e.turn else None,
+    )
+    assert res.stop_reason == "no_tool"
+    assert lines[0].startswith("turn 1: browser_action launch: ok -> http://127.0.0.1:9/")
+    assert lines[-1] == "turn 4: no tool call"
+
+
+def test_image_budget_keeps_the_newest() -> None:
+    def img(n: int) -> dict[str, Any]:
+        return {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": f"r{n}"},
+                {"type": "image_url", "image_url": {"url": f"data:{n}"}},
+            ],
+        }
+
+    history = [img(i) for i in range(6)]
+    assert apply_image_budget(history, 2, "[gone]") == 4
+    kept = [p["image_url"]["url"] for m in history for p in m["content"] if p["type"] == "image_url"]
+    assert kept == ["data:4", "data:5"]
+    assert history[0]["content"][1] == {"type": "text", "text": "[gone]"}
+    anth = [{"role": "user", "content": [{"type": "image", "source": {}}]} for _ in range(3)]
+    assert apply_image_budget(anth, 0, "-") == 3
+
+
+async def test_loop_applies_the_budget_to_what_the_model_sees() -> None:
+    seen: list[int] = []
+
+    def model(messages: list[dict[str, Any]]) -> str:
+        seen.append(
+            sum(
+                1
+                for m in messages
+                if isinstance(m["content"], list)
+                for p in m["content"]
+                if p["type"] == "image_url"
+            )
+        )
+        return scripted([ba("launch", url="http://a/")] + [ba("scroll_down")] * 6)(messages)  # type: ignore[no-any-return]
+
+    res = await arun_loop(model, START, interpreter=interp(Config(image_budget=2)), max_turns=7)
+    assert max(seen) == 2
+    placeholder = "[an older screenshot was removed to save space]"
+    assert any(
+        p.get("text") == placeholder
+        for m in res.messages
+        if isinstance(m["content"], list)
+        for p in m["content"]
+    )
+
+
+async def test_model_errors_keep_the_history() -> None:
+    def model(messages: list[dict[str, Any]]) -> str:
+        if any(m["role"] == "assistant" for m in messages):
+            raise ConnectionError("the network went away")
+        return ba("launch", url="http://a/")
+
+    with pytest.raises(ModelError) as e:
+        await arun_loop(model, START, interpreter=interp())
+    result = e.value.result  # type: ignore[attr-defined]
+    assert len(result.turns) == 1 and result.messages[2]["role"] == "assistant"
+
+
+# -- the real openai SDK against a local OpenAI-compatible server -----------------------------------
+
+
+def client(base: str, **kw: Any) -> openai.OpenAI:
+    return openai.OpenAI(base_url=base, api_key="test-key", max_retries=0, timeout=30, **kw)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("stream", [True, False])
+def test_openai_sdk_end_to_end_in_chromium(site: str, stream: bool) -> None:
+    replies = [
+        "I'll open the form.\n" + ba("launch", url=site + "/form.html"),
+        "<thinking>The name field is near the top.</thinking>\n" + ba("click", coordinate="150,97"),
+        ba("type", text="Ada"),
+        ba("press", text="Enter"),
+        "Signed in. Closing.\n" + ba("close"),
+        "The form greets Ada. Done.",
+    ]
+    server = ScriptedServer(by_turn(replies))
+    with server.running() as base:
+        model = OpenAIModel(client(base), "scripted-model", stream=stream)
+        res = run_loop(model, START, max_turns=10)
+    assert res.stop_reason == "no_tool" and len(res.turns) == 6
+    assert [t.ran.action for t in res.turns[:5] if t.ran] == ["launch", "click", "type", "press", "close"]
+    press = res.turns[3].ran
+    assert press is not None and press.observation is not None and press.observation.title == "Welcome"
+    images = [
+        p
+        for m in res.messages
+        if isinstance(m["content"], list)
+        for p in m["content"]
+        if p["type"] == "image_url"
+    ]
+    assert len(images) == 4 and all(
+        p["image_url"]["url"].startswith("data:image/webp;base64,") for p in images
+    )
+    assert res.usage.calls == 6 and res.usage.prompt_tokens > 0 and res.usage.completion_tokens > 0
+    assert (
+        server.requests[0]["model"] == "scripted-model" and bool(server.requests[0].get("stream")) is stream
+    )
+
+
+async def test_openai_stream_is_cut_on_the_wire() -> None:
+    reply = (
+        ba("launch", url="http://127.0.0.1:9/") + "\nNext I will click somewhere else and keep talking " * 20
+    )
+    server = ScriptedServer(by_turn([reply]), chunk=8, delay=0.002)
+    with server.running() as base:
+        model = OpenAIModel(openai.AsyncOpenAI(base_url=base, api_key="k", max_retries=0), "m")
+        res = await arun_loop(model, START, interpreter=interp(), max_turns=1)
+    turn = res.turns[0]
+    assert turn.cut and turn.assistant["content"].endswith("</browser_action>")
+    import time
+
+    for _ in range(100):  # the server notices the closed connection on its next write
+        if server.cut_streams:
+            break
+        time.sleep(0.02)
+    assert server.cut_streams == 1
+
+
+@pytest.mark.parametrize("failure", ["500", "drop"])
+def test_openai_server_errors_surface_with_the_history(failure: str) -> None:
+    server = ScriptedServer(
+        by_turn(
+            [ba("launch", url="http://a/"), "Let me think about what to do next. " * 10 + ba("scroll_down")]
+        )
+    )
+    with server.running() as base:
+        it = interp()
+
+        def arm(event: Any) -> None:
+            server.fail_next.append(failure)  # the first request went through; the next one fails
+
+        with pytest.raises(ModelError) as e:
+            run_loop(OpenAIModel(client(base), "m"), START, interpreter=it, on_event=arm)
+    assert "model" in str(e.value)
+    result = e.value.result  # type: ignore[attr-defined]
+    assert len(result.turns) == 1 and result.messages[-1]["role"] == "user"
+
+
+@pytest.mark.browser
+def test_cli_run_against_the_local_server(site: str) -> None:
+    replies = [ba("launch", url=site + "/form.html"), ba("close"), "Finished."]
+    server = ScriptedServer(by_turn(replies))
+    with server.running() as base:
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "xmltools.cli",
+                "run",
+                "--base-url",
+                base,
+                "--model",
+                "m",
+                "--api-key-env",
+                "MY_KEY",
+                "--task",
+                "open the form",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "MY_KEY": "secret-value"},
+        )
+    assert r.returncode == 0, r.stderr
+    assert "turn 1: browser_action launch: ok" in r.stdout and "turn 3: no tool call" in r.stdout
+    assert "stopped: no_tool" in r.stdout
+    system = server.requests[0]["messages"][0]
+    assert system["role"] == "system" and "browser_action" in system["content"]
+    assert server.requests[0]["messages"][1] == {"role": "user", "content": "open the form"}

@@ -1,0 +1,489 @@
+"""The interpreter: parser + protocol + controller + renderer, for one assistant message at a time.
+
+``AsyncInterpreter`` is the core; ``Interpreter`` is its synchronous twin (it
+runs the same core on a loop thread of its own, so it also works where an event
+loop is already running).  Each takes one assistant message, whole or as a
+stream, and returns a :class:`Turn`: the messages to append, the calls found,
+what ran, what was refused and why, and the protocol state.
+
+The browser is behind a seam (:class:`BrowserLike`): by default a real
+:class:`~xmltools.browser.controller.BrowserSession`, started on the first
+``launch``; tests and offline replays pass their own.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel
+
+from ._loop import LoopThread
+from .config import Config
+from .errors import MistakeLimitError, UsageError
+from .parser import Event as ParseEvent
+from .parser import StreamParser, ToolCompleted, ToolUse, parse
+from .protocol import Effect, Move, Session, State, Violation, event_for, plan_message
+from .render import Rendered, Renderer, to_message
+from .results import Failure, Observation, Viewport
+from .tools import BROWSER_TOOL, CallError, ToolRegistry, ValidCall
+
+__all__ = [
+    "AsyncInterpreter",
+    "BrowserLike",
+    "CallOutcome",
+    "Interpreter",
+    "StreamUpdate",
+    "Turn",
+    "TurnStream",
+]
+
+T = TypeVar("T")
+
+
+@runtime_checkable
+class BrowserLike(Protocol):
+    """What the interpreter needs of a browser (the real controller, or a stand-in)."""
+
+    viewport: Viewport
+
+    @property
+    def is_open(self) -> bool: ...
+
+    async def run(self, action: object) -> Observation | Failure | None: ...
+
+    async def close(self) -> Failure | None: ...
+
+    async def shutdown(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """What became of one call of the message."""
+
+    call: ToolUse
+    status: Literal["ok", "failed", "invalid", "refused", "not_run"]
+    tool: str
+    action: str | None = None
+    observation: Observation | None = None
+    failure: Failure | None = None
+    error: CallError | None = None
+    violation: str | None = None
+    output: str | None = None  # a host tool's result
+
+
+@dataclass
+class Turn:
+    """The result of interpreting one assistant message."""
+
+    assistant: dict[str, Any]  # the assistant message as it should stand in the history
+    result: dict[str, Any] | None  # the user message carrying results and errors (None if nothing to say)
+    blocks: list[Any]
+    outcomes: list[CallOutcome] = field(default_factory=list)
+    parts: list[Rendered] = field(default_factory=list)
+    state: State = State.IDLE
+    mistakes: int = 0
+    mistake_limit_reached: bool = False
+    completed: bool = False  # a host tool marked as completing ran
+    cut: bool = False  # the assistant's stream was stopped after its first complete call
+    idle_closed: bool = False
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return [self.assistant] + ([self.result] if self.result is not None else [])
+
+    @property
+    def calls(self) -> list[ToolUse]:
+        return [b for b in self.blocks if isinstance(b, ToolUse)]
+
+    @property
+    def ran(self) -> CallOutcome | None:
+        return next((o for o in self.outcomes if o.status in ("ok", "failed")), None)
+
+    @property
+    def refused(self) -> list[CallOutcome]:
+        return [o for o in self.outcomes if o.status in ("invalid", "refused")]
+
+    @property
+    def not_run(self) -> list[CallOutcome]:
+        return [o for o in self.outcomes if o.status == "not_run"]
+
+    @property
+    def used_tool(self) -> bool:
+        return bool(self.calls)
+
+
+@dataclass(frozen=True)
+class StreamUpdate:
+    events: list[ParseEvent]
+    call_complete: bool  # the first complete call has closed: the host may stop the model's stream
+
+
+class AsyncInterpreter:
+    """Interprets assistant messages; owns the protocol session and (lazily) the browser."""
+
+    def __init__(
+        self,
+        config: Config | None = None,
+        *,
+        registry: ToolRegistry | None = None,
+        renderer: Renderer | None = None,
+        browser: BrowserLike | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.config = config or Config()
+        self.registry = registry or ToolRegistry()
+        self.renderer = renderer or Renderer(self.config.templates, policy=self.config.policy)
+        self.session = Session(
+            policy=self.config.policy,
+            mistake_limit=self.config.mistake_limit,
+            idle_timeout=self.config.idle_timeout,
+        )
+        self._browser = browser
+        self._clock = clock
+        self._closed = False
+
+    # -- lifecycle ----------------------------------------------------------------
+
+    async def __aenter__(self) -> AsyncInterpreter:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the browser and release everything.  Safe to call more than once."""
+        self._closed = True
+        if self._browser is not None:
+            await self._browser.shutdown()
+        self.session.browser_lost()
+
+    @property
+    def state(self) -> State:
+        return self.session.state
+
+    @property
+    def viewport(self) -> Viewport:
+        return self._browser.viewport if self._browser is not None else self.config.viewport
+
+    def system_prompt(self) -> str:
+        files = bool(self.config.allowed_file_roots) or "file" in self.config.allowed_schemes
+        return self.renderer.system_prompt(self.registry, self.viewport, file_urls=files)
+
+    def _browser_session(self) -> BrowserLike:
+        if self._browser is None:
+            from .browser.controller import BrowserConfig, BrowserSession, Timeouts
+
+            c = self.config
+            self._browser = BrowserSession(
+                BrowserConfig(
+                    executable=c.executable,
+                    remote=c.remote,
+                    headless=c.headless,
+                    viewport=c.viewport,
+                    screenshot_format=c.screenshot_format,
+                    screenshot_quality=c.screenshot_quality,
+                    downloads_dir=c.downloads_dir,
+                    timeouts=Timeouts(
+                        launch=c.launch_timeout,
+                        navigation=c.navigation_timeout,
+                        action=c.action_timeout,
+                        settle=c.settle_timeout,
+                    ),
+                )
+            )
+        return self._browser
+
+    # -- whole messages -------------------------------------------------------------
+
+    async def handle(self, text: str) -> Turn:
+        """Interpret one whole assistant message."""
+        if not isinstance(text, str):
+            raise UsageError(f"handle() takes the assistant's text as str, not {type(text).__name__}")
+        if self._closed:
+            raise UsageError("this interpreter is closed")
+        c = self.config
+        blocks = parse(text, tools=self.registry, compat=c.compat, fenced=c.fenced, limits=c.limits())
+        return await self._interpret(text, blocks, cut=False)
+
+    def stream(self) -> TurnStream:
+        """Interpret a message as it streams in: ``feed()`` chunks, then ``await finish()``."""
+        if self._closed:
+            raise UsageError("this interpreter is closed")
+        return TurnStream(self)
+
+    async def _interpret(self, text: str, blocks: list[Any], *, cut: bool) -> Turn:
+        now = self._clock()
+        parts: list[Rendered] = []
+        turn = Turn(assistant={"role": "assistant", "content": text}, result=None, blocks=blocks, cut=cut)
+
+        if self.session.idle_expired(now):
+            if self._browser is not None:
+                await self._browser.close()
+            self.session.browser_lost()
+            turn.idle_closed = True
+            parts.append(
+                Rendered("note", f"The browser was closed after {self.config.idle_timeout:g} s without use.")
+            )
+
+        plan = plan_message(blocks)
+        mistake = False
+        success = False
+        ran_name: str | None = None
+
+        for broken in plan.broken:
+            err = self.registry.validate(broken, self.config.action_context(self.viewport))
+            assert isinstance(err, CallError)
+            parts.append(self.renderer.call_error(err))
+            turn.outcomes.append(CallOutcome(broken, "invalid", broken.name, _action_of(broken), error=err))
+            mistake = True
+
+        if plan.run is not None:
+            outcome, rendered, ok = await self._run_call(plan.run, turn)
+            turn.outcomes.append(outcome)
+            parts.extend(rendered)
+            ran_name = plan.run.name if outcome.status in ("ok", "failed") else None
+            if outcome.status in ("invalid", "refused"):
+                mistake = True
+            success = ok
+
+        for later in plan.not_run:
+            parts.append(self.renderer.not_run(later.name, _action_of(later), ran_name))
+            turn.outcomes.append(CallOutcome(later, "not_run", later.name, _action_of(later)))
+
+        if success and not mistake:
+            self.session.success()
+        elif mistake:
+            self.session.mistake()
+        if mistake and self.session.limit_reached:
+            turn.mistake_limit_reached = True
+            parts.append(self.renderer.mistake_limit(self.session.mistakes, self.session.mistake_limit))
+
+        turn.parts = parts
+        turn.state = self.session.state
+        turn.mistakes = self.session.mistakes
+        turn.result = to_message(parts, self.config.shape) if parts else None
+        if turn.mistake_limit_reached and self.config.on_mistake_limit == "raise":
+            raise MistakeLimitError(
+                f"the model made {self.session.mistakes} mistakes in a row"
+                f" (the limit is {self.session.mistake_limit})",
+                turn,
+            )
+        return turn
+
+    async def _run_call(self, call: ToolUse, turn: Turn) -> tuple[CallOutcome, list[Rendered], bool]:
+        ctx = self.config.action_context(self.viewport)
+        checked = self.registry.validate(call, ctx)
+        if isinstance(checked, CallError):
+            return (
+                CallOutcome(call, "invalid", call.name, _action_of(call), error=checked),
+                [self.renderer.call_error(checked)],
+                False,
+            )
+        action = checked.action
+        move = self.session.apply(event_for(call.name, action))
+        if isinstance(move, Violation):
+            return (
+                CallOutcome(call, "refused", call.name, action, violation=move.code),
+                [self.renderer.violation(move, call.name, action)],
+                False,
+            )
+        parts: list[Rendered] = []
+        if move.effect is Effect.CLOSE_THEN_RUN:
+            if self._browser is not None:
+                await self._browser.close()
+            parts.append(self.renderer.auto_closed(call.name))
+        if call.name == BROWSER_TOOL:
+            outcome, rendered, ok = await self._run_browser(call, checked, move)
+        else:
+            outcome, rendered, ok = await self._run_host(call, checked, turn)
+        return outcome, parts + rendered, ok
+
+    async def _run_browser(
+        self, call: ToolUse, checked: ValidCall, move: Move
+    ) -> tuple[CallOutcome, list[Rendered], bool]:
+        action = checked.action or ""
+        browser = self._browser_session()
+        result = await browser.run(checked.args)
+        self.session.touch(self._clock())
+        if isinstance(result, Failure):
+            if result.browser_closed or not browser.is_open:
+                self.session.browser_lost()
+            return (
+                CallOutcome(call, "failed", call.name, action, failure=result),
+                [self.renderer.browser_failure(action, result)],
+                False,
+            )
+        if result is None:  # close
+            return CallOutcome(call, "ok", call.name, action), [self.renderer.close_result()], True
+        return (
+            CallOutcome(call, "ok", call.name, action, observation=result),
+            [self.renderer.browser_result(action, result)],
+            True,
+        )
+
+    async def _run_host(
+        self, call: ToolUse, checked: ValidCall, turn: Turn
+    ) -> tuple[CallOutcome, list[Rendered], bool]:
+        tool = self.registry.get(call.name)
+        assert tool is not None
+        try:
+            out = tool.handler(checked.args)
+            if inspect.isawaitable(out):
+                out = await out
+        except Exception as e:  # a host handler's failure goes back to the model as an error result
+            msg = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            return (
+                CallOutcome(call, "failed", call.name, output=msg),
+                [self.renderer.tool_failure(call.name, msg)],
+                False,
+            )
+        text = out if isinstance(out, str) else _describe(out)
+        if tool.completes:
+            turn.completed = True
+        return (
+            CallOutcome(call, "ok", call.name, output=text),
+            [self.renderer.tool_result(call.name, text)],
+            True,
+        )
+
+
+class TurnStream:
+    """One streaming assistant message.  Feed chunks; stop when ``call_complete``; then ``finish()``."""
+
+    def __init__(self, interp: AsyncInterpreter) -> None:
+        c = interp.config
+        self._interp = interp
+        self._parser = StreamParser(interp.registry, compat=c.compat, fenced=c.fenced, limits=c.limits())
+        self._complete: ToolUse | None = None
+        self._finished = False
+
+    @property
+    def call_complete(self) -> bool:
+        return self._complete is not None
+
+    def feed(self, chunk: str) -> StreamUpdate:
+        if self._finished:
+            raise UsageError("this stream is finished")
+        events = self._parser.feed(chunk)
+        if self._complete is None:
+            for e in events:
+                if isinstance(e, ToolCompleted) and e.block.complete:
+                    self._complete = e.block
+                    break
+        return StreamUpdate(events, self._complete is not None)
+
+    async def finish(self, *, stopped: bool | None = None) -> Turn:
+        """End the message.  ``stopped=True`` says the host cut the stream after the first call.
+
+        When cut, the assistant message in the history ends where that call ends,
+        and the turn is marked ``cut``.  By default, a stream is taken as cut
+        when text arrived after the first complete call.
+        """
+        if self._finished:
+            raise UsageError("finish() was already called")
+        self._finished = True
+        self._parser.close()
+        text = self._parser.text
+        blocks = self._parser.blocks()
+        cut = False
+        if self._complete is not None:
+            end = self._complete.span[1]
+            trailing = text[end:]
+            cut = bool(stopped) if stopped is not None else bool(trailing.strip())
+            if cut:
+                text = text[:end]
+                blocks = [b for b in blocks if b.span[0] < end]
+        return await self._interp._interpret(text, blocks, cut=cut)
+
+
+def _action_of(call: ToolUse) -> str | None:
+    return call.params.get("action") if call.name == BROWSER_TOOL else None
+
+
+def _describe(value: object) -> str:
+    if value is None:
+        return "(no output)"
+    if isinstance(value, BaseModel):
+        return value.model_dump_json(indent=2)
+    return str(value)
+
+
+# -- the synchronous twin -------------------------------------------------------------
+
+
+class Interpreter:
+    """The synchronous interpreter: the same behaviour as :class:`AsyncInterpreter`.
+
+    ``with Interpreter(config) as it: turn = it.handle(text)``.  The browser is
+    closed when the block exits, also on an exception.
+    """
+
+    def __init__(
+        self,
+        config: Config | None = None,
+        *,
+        registry: ToolRegistry | None = None,
+        renderer: Renderer | None = None,
+        browser: BrowserLike | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._loop = LoopThread("xmltools-interpreter")
+        self.core = AsyncInterpreter(
+            config, registry=registry, renderer=renderer, browser=browser, clock=clock
+        )
+
+    def _call(self, coro: Coroutine[Any, Any, T]) -> T:
+        return self._loop.call(coro)
+
+    def __enter__(self) -> Interpreter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def config(self) -> Config:
+        return self.core.config
+
+    @property
+    def registry(self) -> ToolRegistry:
+        return self.core.registry
+
+    @property
+    def state(self) -> State:
+        return self.core.state
+
+    def system_prompt(self) -> str:
+        return self.core.system_prompt()
+
+    def handle(self, text: str) -> Turn:
+        return self._call(self.core.handle(text))
+
+    def stream(self) -> SyncTurnStream:
+        return SyncTurnStream(self, self.core.stream())
+
+    def close(self) -> None:
+        try:
+            self._call(self.core.aclose())
+        finally:
+            self._loop.stop()
+
+
+class SyncTurnStream:
+    def __init__(self, owner: Interpreter, inner: TurnStream) -> None:
+        self._owner = owner
+        self._inner = inner
+
+    @property
+    def call_complete(self) -> bool:
+        return self._inner.call_complete
+
+    def feed(self, chunk: str) -> StreamUpdate:
+        return self._inner.feed(chunk)
+
+    def finish(self, *, stopped: bool | None = None) -> Turn:
+        return self._owner._call(self._inner.finish(stopped=stopped))

@@ -1,0 +1,327 @@
+"""The chat-completion loop: call the model, interpret its reply, append the results, repeat.
+
+``model`` may be any of:
+
+* a plain callable ``messages -> str`` (sync or async);
+* a streaming callable ``messages -> iterator of str chunks`` (sync or async);
+* an :class:`OpenAIModel` wrapping an OpenAI-compatible client (the ``openai``
+  SDK, sync or async): it streams, cuts the stream after the first complete
+  call, and collects token usage when the server reports it.
+
+Only the newest ``image_budget`` screenshots stay in the history; older ones
+become a short text placeholder (providers refuse more than about 20 images).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ._loop import run_sync
+from .config import Config
+from .errors import ModelError, UsageError
+from .interpreter import AsyncInterpreter, Turn
+
+__all__ = [
+    "LoopEvent",
+    "LoopResult",
+    "OpenAIModel",
+    "StopReason",
+    "Usage",
+    "apply_image_budget",
+    "arun_loop",
+    "run_loop",
+    "turn_line",
+]
+
+StopReason = Literal["no_tool", "completed", "mistake_limit", "max_turns"]
+Model = Callable[[list[dict[str, Any]]], Any]
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0  # model calls
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, prompt: int | None, completion: int | None) -> None:
+        self.prompt_tokens += prompt or 0
+        self.completion_tokens += completion or 0
+
+
+@dataclass
+class LoopResult:
+    stop_reason: StopReason
+    messages: list[dict[str, Any]]
+    turns: list[Turn] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True)
+class LoopEvent:
+    kind: Literal["turn", "stop"]
+    index: int
+    turn: Turn | None = None
+    stop_reason: StopReason | None = None
+
+
+class OpenAIModel:
+    """An OpenAI-compatible chat model, streamed and cut after the first complete call.
+
+    ``OpenAIModel(openai.OpenAI(base_url=..., api_key=...), "model-name")``; an
+    ``AsyncOpenAI`` client works too.  ``usage`` accumulates token counts.
+    """
+
+    def __init__(self, client: Any, model: str, *, stream: bool = True, **create_args: Any) -> None:
+        self.client = client
+        self.model = model
+        self.stream = stream
+        self.create_args = create_args
+        self.usage = Usage()
+
+    def _chunk_usage(self, chunk: Any) -> None:
+        u = getattr(chunk, "usage", None)
+        if u is not None:
+            self.usage.add(getattr(u, "prompt_tokens", 0), getattr(u, "completion_tokens", 0))
+
+    async def complete(self, messages: list[dict[str, Any]]) -> AsyncGenerator[str, None]:
+        self.usage.calls += 1
+        args: dict[str, Any] = {"model": self.model, "messages": messages, **self.create_args}
+        if self.stream:
+            args["stream"] = True
+            args.setdefault("stream_options", {"include_usage": True})
+        try:
+            res = self.client.chat.completions.create(**args)
+            if inspect.isawaitable(res):
+                res = await res
+        except Exception as e:
+            raise ModelError(f"the model endpoint failed: {type(e).__name__}: {e}") from e
+        if not self.stream:
+            self._chunk_usage(res)
+            content = res.choices[0].message.content if res.choices else ""
+            yield content or ""
+            return
+        finished = False
+        try:
+            if hasattr(res, "__aiter__"):
+                async for chunk in res:
+                    self._chunk_usage(chunk)
+                    finished = finished or _finished(chunk)
+                    text = _delta(chunk)
+                    if text:
+                        yield text
+            else:
+                for chunk in res:
+                    self._chunk_usage(chunk)
+                    finished = finished or _finished(chunk)
+                    text = _delta(chunk)
+                    if text:
+                        yield text
+        except GeneratorExit:
+            raise
+        except Exception as e:
+            raise ModelError(f"the model's stream broke off: {type(e).__name__}: {e}") from e
+        finally:
+            close = getattr(res, "close", None)
+            if close is not None:
+                out = close()
+                if inspect.isawaitable(out):
+                    await out
+        if not finished:
+            raise ModelError("the model's stream ended without a finish reason: the reply may be cut short")
+
+
+def _finished(chunk: Any) -> bool:
+    choices = getattr(chunk, "choices", None) or []
+    return bool(choices) and getattr(choices[0], "finish_reason", None) is not None
+
+
+def _delta(chunk: Any) -> str:
+    choices = getattr(chunk, "choices", None) or []
+    if not choices:
+        return ""
+    delta = getattr(choices[0], "delta", None)
+    return getattr(delta, "content", None) or ""
+
+
+async def _model_chunks(
+    model: Model | OpenAIModel, messages: list[dict[str, Any]]
+) -> AsyncGenerator[str, None]:
+    """Call any supported model and yield its reply as chunks."""
+    if isinstance(model, OpenAIModel):
+        inner = model.complete(messages)
+        try:
+            async for c in inner:
+                yield c
+        finally:
+            await inner.aclose()  # closes the HTTP stream now, not when garbage is collected
+        return
+    try:
+        out = model(messages)
+        if inspect.isawaitable(out):
+            out = await out
+    except Exception as e:
+        raise ModelError(f"the model call failed: {type(e).__name__}: {e}") from e
+    if isinstance(out, str):
+        yield out
+    elif hasattr(out, "__aiter__"):
+        async for c in out:
+            yield str(c)
+    elif isinstance(out, Iterator) or hasattr(out, "__iter__"):
+        for c in out:
+            yield str(c)
+    else:
+        raise UsageError(f"the model returned {type(out).__name__}; return str or an iterator of str chunks")
+
+
+def apply_image_budget(messages: list[dict[str, Any]], budget: int, placeholder: str) -> int:
+    """Keep the newest ``budget`` images; replace older ones by a text part.  Returns how many went."""
+    seen = 0
+    dropped = 0
+    for msg in reversed(messages):
+        content = msg.get("content")
+        if not isinstance(content, list):
+            continue
+        for i in range(len(content) - 1, -1, -1):
+            part = content[i]
+            if isinstance(part, dict) and part.get("type") in ("image_url", "image"):
+                seen += 1
+                if seen > budget:
+                    content[i] = {"type": "text", "text": placeholder}
+                    dropped += 1
+    return dropped
+
+
+def turn_line(index: int, turn: Turn) -> str:
+    """One line per turn, for progress on the command line."""
+    head = f"turn {index + 1}:"
+    if not turn.calls:
+        return f"{head} no tool call"
+    ran = turn.ran
+    if ran is not None:
+        what = f"{ran.tool} {ran.action}" if ran.action else ran.tool
+        if ran.status == "ok":
+            where = f" -> {ran.observation.url}" if ran.observation is not None else ""
+            status = f"ok{where}"
+        else:
+            status = f"failed ({ran.failure.kind if ran.failure else 'error'})"
+    else:
+        first = turn.refused[0] if turn.refused else None
+        what = first.tool if first else turn.calls[0].name
+        if first is not None and first.action:
+            what += f" {first.action}"
+        code = (first.error.code if first and first.error else None) or (first.violation if first else None)
+        status = f"refused ({code})"
+    extra = f", {len(turn.not_run)} not run" if turn.not_run else ""
+    cut = ", stream cut" if turn.cut else ""
+    return f"{head} {what}: {status}{extra}{cut} [state {turn.state.value}, mistakes {turn.mistakes}]"
+
+
+async def arun_loop(
+    model: Model | OpenAIModel,
+    messages: Sequence[dict[str, Any]],
+    *,
+    interpreter: AsyncInterpreter | None = None,
+    config: Config | None = None,
+    max_turns: int = 20,
+    stop_on_no_tool: bool = True,
+    on_event: Callable[[LoopEvent], Any] | None = None,
+) -> LoopResult:
+    """Run the loop until the model stops using tools, completes, errs too often, or runs out of turns.
+
+    The history passed in is copied; the result holds the full history.  If
+    the model fails (an HTTP error, a dropped connection), :class:`ModelError`
+    is raised with the history so far in its ``result`` attribute.
+    """
+    if max_turns < 1:
+        raise UsageError("max_turns must be at least 1")
+    own = interpreter is None
+    interp = interpreter or AsyncInterpreter(config)
+    history = [dict(m) for m in messages]
+    result = LoopResult("max_turns", history)
+    if isinstance(model, OpenAIModel):
+        result.usage = model.usage
+    placeholder = interp.renderer.image_dropped()
+
+    async def emit(ev: LoopEvent) -> None:
+        if on_event is not None:
+            out = on_event(ev)
+            if isinstance(out, Awaitable):
+                await out
+
+    try:
+        for index in range(max_turns):
+            apply_image_budget(history, interp.config.image_budget, placeholder)
+            stream = interp.stream()
+            chunks = _model_chunks(model, [dict(m) for m in history])
+            try:
+                async for chunk in chunks:
+                    if stream.feed(chunk).call_complete:
+                        break  # a model should not keep writing past its tool call
+            except ModelError as e:
+                e.result = result  # type: ignore[attr-defined]
+                raise
+            finally:
+                await chunks.aclose()
+            if not isinstance(model, OpenAIModel):
+                result.usage.calls += 1
+            turn = await stream.finish()
+            result.turns.append(turn)
+            history.append(turn.assistant)
+            await emit(LoopEvent("turn", index, turn))
+            if not turn.used_tool:
+                if stop_on_no_tool:
+                    result.stop_reason = "no_tool"
+                    break
+                history.append(_note_message(interp, interp.renderer.no_tool()))
+                continue
+            if turn.result is not None:
+                history.append(turn.result)
+            if turn.completed:
+                result.stop_reason = "completed"
+                break
+            if turn.mistake_limit_reached:
+                result.stop_reason = "mistake_limit"
+                break
+        apply_image_budget(history, interp.config.image_budget, placeholder)
+        await emit(LoopEvent("stop", len(result.turns), stop_reason=result.stop_reason))
+        return result
+    finally:
+        if own:
+            await interp.aclose()
+
+
+def _note_message(interp: AsyncInterpreter, part: Any) -> dict[str, Any]:
+    from .render import to_message
+
+    return to_message([part], interp.config.shape)
+
+
+def run_loop(
+    model: Model | OpenAIModel,
+    messages: Sequence[dict[str, Any]],
+    *,
+    config: Config | None = None,
+    max_turns: int = 20,
+    stop_on_no_tool: bool = True,
+    on_event: Callable[[LoopEvent], Any] | None = None,
+    interpreter: AsyncInterpreter | None = None,
+) -> LoopResult:
+    """The synchronous form of :func:`arun_loop` (works inside a running event loop too)."""
+    return run_sync(
+        arun_loop(
+            model,
+            messages,
+            interpreter=interpreter,
+            config=config,
+            max_turns=max_turns,
+            stop_on_no_tool=stop_on_no_tool,
+            on_event=on_event,
+        )
+    )
