@@ -41,3 +41,6 @@ async def browser() -> AsyncIterator[object]:
 
     async with BrowserSession() as b:
         yield b
+
+
+pytest_plugins = ["pytester"]

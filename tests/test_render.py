@@ -113,6 +113,7 @@ CASES: dict[str, Callable[[], Rendered | str]] = {
     "note_mistake_limit": lambda: R.mistake_limit(3, 3),
     "note_no_tool": R.no_tool,
     "note_auto_closed": lambda: R.auto_closed("write_note"),
+    "note_idle_closed": lambda: R.idle_closed(60),
     "note_image_dropped": R.image_dropped,
 }
 

@@ -51,22 +51,56 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return 0
 
 
-SAMPLE = """\
-I'll open the app first so that I can see the login form.
-
-<browser_action>
-<action>launch</action>
-<url>http://localhost:3000</url>
-</browser_action>
-"""
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
-    print("A sample model message:\n")
-    print(SAMPLE)
-    print("Its blocks, as `xmltools parse` prints them:\n")
-    print(json.dumps([b.to_json() for b in parse(SAMPLE)], indent=2))
-    return 0
+    from .demo import run_demo
+
+    return run_demo(args.out)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    import asyncio
+    import contextlib
+    import tempfile
+    from pathlib import Path
+
+    from .loop import turn_line
+    from .report import write_report
+    from .serve import serve_directory
+    from .transcript import ReplayStep, load_transcript, replay
+
+    transcript = load_transcript(args.file)
+    total = len(transcript.assistant_messages)
+
+    def show(step: ReplayStep) -> None:
+        line = turn_line(step.index - 1, step.turn)
+        sim = f" (screenshot similarity {step.similarity:.3f})" if step.similarity is not None else ""
+        print(f"[{step.index}/{total}] {line.split(': ', 1)[1]}{sim}", flush=True)
+        for d in step.drifts:
+            print(f"    DRIFT {d.field}: expected {d.expected!r}, got {d.actual!r}")
+
+    with contextlib.ExitStack() as stack:
+        base = args.base_url
+        if args.serve:
+            base = stack.enter_context(serve_directory(args.serve))
+            print(f"serving {args.serve} at {base}")
+        record = args.record
+        if args.report and not record:
+            record = str(Path(stack.enter_context(tempfile.TemporaryDirectory())) / "replay.jsonl")
+        result = asyncio.run(
+            replay(
+                transcript,
+                offline=args.offline,
+                base_url=base,
+                record=record,
+                threshold=args.threshold,
+                on_step=show,
+            )
+        )
+        if args.report:
+            path = write_report(args.report, record, result)
+            print(f"report: {path}")
+    print(result.summary())
+    return 0 if result.ok else 1
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
@@ -242,7 +276,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("demo", help="the main job on the bundled default")
+    p.add_argument("--out", default="out/demo", help="where the recording and the report go")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("replay", help="replay a transcript and report every step that drifted")
+    p.add_argument("file")
+    p.add_argument("--offline", action="store_true", help="feed back the recorded observations; no browser")
+    p.add_argument(
+        "--serve", default=None, metavar="DIR", help="serve a folder on 127.0.0.1 and fill {base_url}"
+    )
+    p.add_argument("--base-url", default=None, help="fill {base_url} with this")
+    p.add_argument("--record", default=None, metavar="OUT.jsonl", help="record the replay")
+    p.add_argument("--report", default=None, metavar="OUT.html", help="write the HTML report")
+    p.add_argument(
+        "--threshold", type=float, default=0.98, help="the lowest screenshot similarity that is no drift"
+    )
+    p.set_defaults(func=cmd_replay)
     return ap
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
@@ -73,6 +73,7 @@ class CallOutcome:
     error: CallError | None = None
     violation: str | None = None
     output: str | None = None  # a host tool's result
+    text: str = ""  # what was rendered back to the model about this call
 
 
 @dataclass
@@ -90,6 +91,7 @@ class Turn:
     completed: bool = False  # a host tool marked as completing ran
     cut: bool = False  # the assistant's stream was stopped after its first complete call
     idle_closed: bool = False
+    notes: list[str] = field(default_factory=list)  # rendered notes that belong to no single call
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -225,9 +227,9 @@ class AsyncInterpreter:
                 await self._browser.close()
             self.session.browser_lost()
             turn.idle_closed = True
-            parts.append(
-                Rendered("note", f"The browser was closed after {self.config.idle_timeout:g} s without use.")
-            )
+            note = self.renderer.idle_closed(self.config.idle_timeout or 0)
+            parts.append(note)
+            turn.notes.append(note.text)
 
         plan = plan_message(blocks)
         mistake = False
@@ -237,13 +239,16 @@ class AsyncInterpreter:
         for broken in plan.broken:
             err = self.registry.validate(broken, self.config.action_context(self.viewport))
             assert isinstance(err, CallError)
-            parts.append(self.renderer.call_error(err))
-            turn.outcomes.append(CallOutcome(broken, "invalid", broken.name, _action_of(broken), error=err))
+            r = self.renderer.call_error(err)
+            parts.append(r)
+            turn.outcomes.append(
+                CallOutcome(broken, "invalid", broken.name, _action_of(broken), error=err, text=r.text)
+            )
             mistake = True
 
         if plan.run is not None:
             outcome, rendered, ok = await self._run_call(plan.run, turn)
-            turn.outcomes.append(outcome)
+            turn.outcomes.append(replace(outcome, text="\n\n".join(p.text for p in rendered)))
             parts.extend(rendered)
             ran_name = plan.run.name if outcome.status in ("ok", "failed") else None
             if outcome.status in ("invalid", "refused"):
@@ -251,8 +256,9 @@ class AsyncInterpreter:
             success = ok
 
         for later in plan.not_run:
-            parts.append(self.renderer.not_run(later.name, _action_of(later), ran_name))
-            turn.outcomes.append(CallOutcome(later, "not_run", later.name, _action_of(later)))
+            r = self.renderer.not_run(later.name, _action_of(later), ran_name)
+            parts.append(r)
+            turn.outcomes.append(CallOutcome(later, "not_run", later.name, _action_of(later), text=r.text))
 
         if success and not mistake:
             self.session.success()
@@ -260,7 +266,9 @@ class AsyncInterpreter:
             self.session.mistake()
         if mistake and self.session.limit_reached:
             turn.mistake_limit_reached = True
-            parts.append(self.renderer.mistake_limit(self.session.mistakes, self.session.mistake_limit))
+            note = self.renderer.mistake_limit(self.session.mistakes, self.session.mistake_limit)
+            parts.append(note)
+            turn.notes.append(note.text)
 
         turn.parts = parts
         turn.state = self.session.state

@@ -23,7 +23,7 @@ from .protocol import Policy, Violation
 from .results import Failure, Observation, Screenshot, Viewport
 from .tools import BROWSER_TOOL, DEFAULT_VIEWPORT, CallError, ToolRegistry
 
-__all__ = ["PROMPTS_DIR", "Rendered", "Renderer", "Shape", "neutralize", "to_message"]
+__all__ = ["PROMPTS_DIR", "Rendered", "Renderer", "Shape", "neutralize", "render_html", "to_message"]
 
 Shape = Literal["openai", "anthropic", "plain"]
 SHAPES: tuple[Shape, ...] = ("openai", "anthropic", "plain")
@@ -179,11 +179,26 @@ class Renderer:
     def no_tool(self) -> Rendered:
         return Rendered("note", self.render("note/no_tool.j2"))
 
+    def idle_closed(self, seconds: float) -> Rendered:
+        return Rendered("note", self.render("note/idle_closed.j2", seconds=seconds))
+
     def auto_closed(self, called: str) -> Rendered:
         return Rendered("note", self.render("note/auto_closed.j2", called=called))
 
     def image_dropped(self) -> str:
         return self.render("note/image_dropped.j2")
+
+
+def render_html(template: str, **context: Any) -> str:
+    """Render one of the package's HTML templates (reports), with HTML escaping on."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
+        undefined=jinja2.StrictUndefined,
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    return env.get_template(template).render(**context)
 
 
 def _tidy(text: str) -> str:

@@ -26,7 +26,9 @@ from .results import Point, Viewport
 __all__ = [
     "ACTION_MODELS",
     "BROWSER_TOOL",
+    "COMPLETION_TOOL",
     "DEFAULT_VIEWPORT",
+    "STANDARD_TOOLS",
     "ActionContext",
     "BrowserAction",
     "CallError",
@@ -379,6 +381,25 @@ class ValidCall:
     def action(self) -> str | None:
         a = getattr(self.args, "action", None)
         return a if self.tool == BROWSER_TOOL and isinstance(a, str) else None
+
+
+class CompletionParams(BaseModel):
+    result: str = Field(description="what was done, in a few sentences, for the user")
+
+
+def _complete(p: CompletionParams) -> str:
+    return f"The task is marked as complete. Result: {p.result}"
+
+
+COMPLETION_TOOL = Tool(
+    "attempt_completion",
+    CompletionParams,
+    _complete,
+    "Say that the task is finished, and what the result is. Use it once the work is done"
+    " (and the browser is closed).",
+    completes=True,
+)
+STANDARD_TOOLS: dict[str, Tool] = {COMPLETION_TOOL.name: COMPLETION_TOOL}
 
 
 def format_call(tool: str, params: Mapping[str, str]) -> str:

@@ -153,6 +153,28 @@ async ([quiet, max]) => {
 }
 """
 
+# Decodes two images in the browser and returns their similarity: 1 - mean absolute
+# channel difference / 255 (0 when the sizes differ).
+_SIMILARITY_JS = """
+async ([a, b]) => {
+  const load = async (url) => createImageBitmap(await (await fetch(url)).blob());
+  const [ia, ib] = await Promise.all([load(a), load(b)]);
+  if (ia.width !== ib.width || ia.height !== ib.height) return 0;
+  const px = (img) => {
+    const c = new OffscreenCanvas(img.width, img.height);
+    const g = c.getContext('2d');
+    g.drawImage(img, 0, 0);
+    return g.getImageData(0, 0, img.width, img.height).data;
+  };
+  const da = px(ia), db = px(ib);
+  let sum = 0;
+  for (let i = 0; i < da.length; i += 4) {
+    sum += Math.abs(da[i] - db[i]) + Math.abs(da[i + 1] - db[i + 1]) + Math.abs(da[i + 2] - db[i + 2]);
+  }
+  return 1 - sum / (da.length / 4 * 3 * 255);
+}
+"""
+
 _SCROLL_JS = """
 (sign) => {
   const y = window.scrollY;
@@ -293,6 +315,7 @@ class BrowserSession:
         self._own_page = False
         self._downloads_seen = 0
         self._action_started = 0.0
+        self._scratch: Page | None = None
         self._own_downloads = self.config.downloads_dir is None
         self.downloads_dir: Path | None = self.config.downloads_dir
         self.browser_version = ""
@@ -457,7 +480,7 @@ class BrowserSession:
         for task in list(self._tasks):
             task.cancel()
         ctx, browser = self._context, self._browser
-        self._page = self._cdp = None
+        self._page = self._cdp = self._scratch = None
         self._context = self._browser = None
         if ctx is not None and not self._disconnected:
             with contextlib.suppress(Exception):
@@ -519,6 +542,8 @@ class BrowserSession:
         self._disconnected = True
 
     def _on_console(self, msg: ConsoleMessage) -> None:
+        if str(msg.type) == "verbose":
+            return  # the browser's own advice (such as "[DOM] Password field is not contained in a form")
         self._console.append(ConsoleEntry(type=msg.type, text=msg.text))
 
     def _on_pageerror(self, err: Exception) -> None:
@@ -699,6 +724,23 @@ class BrowserSession:
         data = base64.b64decode(res["data"])
         w, h = image_size(data)
         return Screenshot(data=data, format=fmt, width=w, height=h)
+
+    async def similarity(self, a: Screenshot, b: Screenshot) -> float:
+        """How alike two screenshots are, from 0 to 1, decoded by the browser itself.
+
+        Runs in a scratch context of its own, so the page under test is not touched.
+        Needs an open browser.
+        """
+        if self._browser is None or self._disconnected:
+            raise BrowserError("comparing screenshots needs an open browser")
+        if self._scratch is None or self._scratch.is_closed():
+            ctx = await self._bounded(self._browser.new_context(), self.config.timeouts.action)
+            self._scratch = await self._bounded(ctx.new_page(), self.config.timeouts.action)
+        res = await self._bounded(
+            self._scratch.evaluate(_SIMILARITY_JS, [a.data_url(), b.data_url()]),
+            self.config.timeouts.screenshot,
+        )
+        return float(res)
 
     async def observe(self, extra_notes: list[str] | None = None) -> Observation:
         page = self._require_page()

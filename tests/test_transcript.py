@@ -1,0 +1,311 @@
+"""Transcripts: the format, durable recording, redaction, replay live and offline, the report, the demo."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from fakes import FakeBrowser
+
+from xmltools import ConfigError
+from xmltools.config import Config
+from xmltools.interpreter import AsyncInterpreter
+from xmltools.report import build_report, write_report
+from xmltools.transcript import (
+    AssistantRecord,
+    Header,
+    ToolResultRecord,
+    TranscriptWriter,
+    load_transcript,
+    replay,
+)
+
+ROOT = Path(__file__).parent.parent
+DEMO = ROOT / "fixtures" / "transcripts" / "demo.jsonl"
+
+
+def ba(action: str, **params: str) -> str:
+    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
+    return f"<browser_action>\n{inner}</browser_action>"
+
+
+def scenario(path: Path, *messages: str, tools: list[str] | None = None) -> Path:
+    lines = [json.dumps({"xmltools_transcript": 1, "tools": tools or []})]
+    lines += [json.dumps({"role": "assistant", "content": m}) for m in messages]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+# -- format ---------------------------------------------------------------------------
+
+
+def test_a_hand_written_scenario_is_valid(tmp_path: Path) -> None:
+    t = load_transcript(scenario(tmp_path / "s.jsonl", ba("launch", url="{base_url}/form.html"), ba("close")))
+    assert [a.content for a in t.assistant_messages][1] == ba("close")
+    assert [len(r) for _, r in t.steps()] == [0, 0]
+    t = load_transcript(DEMO)
+    assert t.header.title and len(t.assistant_messages) == 15 and t.header.tools == ["attempt_completion"]
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("", "empty"),
+        ('{"role": "assistant", "content": "x"}\n', "header"),
+        ('{"xmltools_transcript": 1}\n{"role": "wizard"}\n', ":2"),
+        ('{"xmltools_transcript": 1}\nnot json\n', ":2"),
+        ('{"xmltools_transcript": 7}\n', "version"),
+    ],
+)
+def test_malformed_transcripts_name_the_line(tmp_path: Path, text: str, match: str) -> None:
+    p = tmp_path / "bad.jsonl"
+    p.write_text(text)
+    with pytest.raises(ConfigError, match=match):
+        load_transcript(p)
+
+
+async def test_recording_writes_every_record_with_screenshots_beside(tmp_path: Path) -> None:
+    it = AsyncInterpreter(Config(), browser=FakeBrowser())
+    out = tmp_path / "run.jsonl"
+    with TranscriptWriter(
+        out, Header(templates=it.renderer.template_hashes()), base_url="http://127.0.0.1:9"
+    ) as w:
+        w.message("user", "do it")
+        w.turn(await it.handle("Opening.\n" + ba("launch", url="http://127.0.0.1:9/app") + ba("close")))
+        w.turn(await it.handle(ba("click", coordinate="2000,1")))
+    t = load_transcript(out)
+    assert t.header.templates["result/browser.j2"]
+    kinds = [type(r).__name__ for r in t.records]
+    assert kinds == [
+        "MessageRecord",
+        "AssistantRecord",
+        "ToolResultRecord",
+        "ToolResultRecord",
+        "AssistantRecord",
+        "ToolResultRecord",
+    ]
+    launch = t.records[2]
+    assert isinstance(launch, ToolResultRecord) and launch.status == "ok" and launch.observation is not None
+    assert launch.observation.url == "{base_url}/app"  # the base URL became a placeholder again
+    assert launch.observation.screenshot == "run.shots/0001.webp"
+    assert (tmp_path / "run.shots" / "0001.webp").read_bytes().startswith(b"RIFF")
+    assert "The launch action ran." in launch.text
+    not_run = t.records[3]
+    assert isinstance(not_run, ToolResultRecord) and not_run.status == "not_run" and not_run.error is not None
+    bad = t.records[5]
+    assert isinstance(bad, ToolResultRecord) and bad.status == "invalid" and bad.error is not None
+    assert bad.error.kind == "invalid_param" and "900x600" in bad.error.message
+
+
+async def test_secrets_are_redacted_before_writing(tmp_path: Path) -> None:
+    it = AsyncInterpreter(Config(), browser=FakeBrowser())
+    out = tmp_path / "run.jsonl"
+    with TranscriptWriter(out, secrets=["hunter2"]) as w:
+        await it.handle(ba("launch", url="http://a/"))
+        w.turn(await it.handle(ba("type", text="my password is hunter2")))
+    raw = out.read_text()
+    assert "hunter2" not in raw and "[redacted]" in raw
+
+
+def test_a_killed_recorder_loses_nothing_before_the_kill(tmp_path: Path) -> None:
+    out = tmp_path / "run.jsonl"
+    code = textwrap.dedent(
+        f"""
+        import asyncio, sys, time
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from fakes import FakeBrowser
+        from xmltools.interpreter import AsyncInterpreter
+        from xmltools.transcript import TranscriptWriter
+
+        async def main():
+            it = AsyncInterpreter(browser=FakeBrowser())
+            w = TranscriptWriter({str(out)!r})
+            await it.handle("<browser_action><action>launch</action><url>http://a/</url></browser_action>")
+            for i in range(1000):
+                w.turn(await it.handle("<browser_action><action>scroll_down</action></browser_action>"))
+                print(i, flush=True)
+                time.sleep(0.01)
+
+        asyncio.run(main())
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    for _ in range(5):
+        proc.stdout.readline()  # five turns were recorded
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    t = load_transcript(out)  # every line that was written is whole
+    steps = list(t.steps())
+    assert len(steps) >= 5
+    assert all(len(results) == 1 and results[0].status == "ok" for _, results in steps[:5])
+
+
+# -- replay ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+    """The demo transcript replayed live once, and its recording."""
+    from conftest import SITE
+
+    from xmltools.serve import serve_directory
+
+    out = tmp_path_factory.mktemp("demo") / "run.jsonl"
+    with serve_directory(SITE) as base:
+        result = asyncio.run(replay(DEMO, base_url=base, record=out))
+    return out, result
+
+
+@pytest.mark.browser
+def test_demo_replays_and_completes(demo_run: tuple[Path, object]) -> None:
+    out, result = demo_run
+    assert result.ok  # type: ignore[attr-defined]
+    steps = result.steps  # type: ignore[attr-defined]
+    assert steps[-1].turn.completed
+    refused = [(s.index, o.violation) for s in steps for o in s.turn.outcomes if o.status == "refused"]
+    assert refused == [(13, "close_first")]
+    assert not [o for s in steps for o in s.turn.outcomes if o.status == "failed"]
+    final = steps[11].turn.ran.observation
+    assert "added bread" in [c.text for c in final.console]
+    t = load_transcript(out)
+    assert len(t.assistant_messages) == 15 and t.header.tools == ["attempt_completion"]
+
+
+@pytest.mark.browser
+def test_replaying_the_recorded_demo_gives_no_drift(demo_run: tuple[Path, object], site: str) -> None:
+    out, _ = demo_run
+    result = asyncio.run(replay(out, base_url=site))
+    assert result.ok, result.summary()
+    sims = [s.similarity for s in result.steps if s.similarity is not None]
+    assert len(sims) == 12 and min(sims) >= 0.98
+
+
+@pytest.mark.browser
+def test_live_replay_reports_drift(demo_run: tuple[Path, object], site: str, tmp_path: Path) -> None:
+    out, _ = demo_run
+    # the same recording against a page that behaves differently: the wrong password
+    t = load_transcript(out)
+    for r in t.records:
+        if isinstance(r, AssistantRecord) and "lovelace" in r.content:
+            r.content = r.content.replace("lovelace", "babbage")
+    result = asyncio.run(replay(t, base_url=site))
+    assert not result.ok
+    at6 = {d.field: d for d in result.drifts if d.step == 6}
+    assert min(d.step for d in result.drifts) == 6  # the sign-in is where the run departs from the recording
+    assert at6["title"].expected == "Shopping list" and at6["title"].actual == "Shopping list - sign in"
+    assert "sign-in refused" in str(at6["console"].actual)
+
+
+def test_offline_replay_needs_no_browser(demo_run: tuple[Path, object]) -> None:
+    out, _ = demo_run
+    start = time.monotonic()
+    result = asyncio.run(replay(out, offline=True))
+    assert result.ok, result.summary()
+    assert time.monotonic() - start < 10
+    assert result.steps[-1].turn.completed
+    assert result.steps[1].turn.ran.observation.screenshot is not None
+
+
+def test_offline_replay_catches_a_protocol_change(demo_run: tuple[Path, object]) -> None:
+    out, _ = demo_run
+    result = asyncio.run(replay(out, offline=True, config=Config(policy="allow")))  # type: ignore[arg-type]
+    assert not result.ok
+    assert result.drifts[0].step == 13 and result.drifts[0].field == "outcomes"
+
+
+# -- the report --------------------------------------------------------------------------
+
+
+@pytest.mark.browser
+async def test_report_opens_from_disk_with_images_and_markers(
+    demo_run: tuple[Path, object], tmp_path: Path
+) -> None:
+    from xmltools.browser.controller import BrowserConfig, BrowserSession
+    from xmltools.results import Viewport
+
+    out, _ = demo_run
+    html = write_report(tmp_path / "report.html", out)
+    text = html.read_text()
+    assert "file://" not in text and "run.shots" not in text  # self-contained: images are embedded
+    async with BrowserSession(BrowserConfig(viewport=Viewport(width=1400, height=1000))) as b:
+        obs = await b.launch(html.as_uri())
+        assert b.page is not None, obs
+        info = await b.page.evaluate(
+            """() => {
+              const imgs = [...document.querySelectorAll('.shot img')];
+              const markers = [...document.querySelectorAll('.marker')].map(m => {
+                const shot = m.parentElement, img = shot.querySelector('img');
+                const r = m.getBoundingClientRect(), i = img.getBoundingClientRect();
+                const scale = Number(shot.dataset.viewportWidth) / i.width;
+                return {x: (r.left + r.width / 2 - i.left) * scale, y: (r.top + r.height / 2 - i.top) * scale,
+                        wantX: Number(m.dataset.x), wantY: Number(m.dataset.y)};
+              });
+              return {images: imgs.length, loaded: imgs.filter(i => i.complete && i.naturalWidth === 900).length,
+                      markers, errors: document.querySelectorAll('.error').length};
+            }"""
+        )
+    assert info["images"] == 12 and info["loaded"] == 12
+    assert len(info["markers"]) == 4  # the four clicks of the demo
+    for m in info["markers"]:
+        assert abs(m["x"] - m["wantX"]) <= 1.5 and abs(m["y"] - m["wantY"]) <= 1.5, m
+    assert info["errors"] == 1  # the refused attempt_completion, in red
+
+
+def test_report_lists_drifts(demo_run: tuple[Path, object]) -> None:
+    out, _ = demo_run
+    result = asyncio.run(replay(out, offline=True, config=Config(policy="allow")))  # type: ignore[arg-type]
+    html = build_report(out, result)
+    assert 'class="drift"' in html and "1 drifts" in html
+
+
+# -- the command line ----------------------------------------------------------------------
+
+
+@pytest.mark.browser
+def test_cli_demo_prints_the_run_and_writes_the_report(tmp_path: Path) -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "xmltools.cli", "demo", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[15/15]" in r.stdout and "task completed" in r.stdout
+    assert "refused (close_first)" in r.stdout
+    assert f"report: {tmp_path / 'report.html'}" in r.stdout
+    assert (tmp_path / "report.html").stat().st_size > 10_000
+
+
+@pytest.mark.browser
+def test_cli_replay_serves_records_and_reports(tmp_path: Path) -> None:
+    rec, rep = tmp_path / "r.jsonl", tmp_path / "r.html"
+    args = [
+        sys.executable,
+        "-m",
+        "xmltools.cli",
+        "replay",
+        str(DEMO),
+        "--serve",
+        str(ROOT / "fixtures" / "site"),
+    ]
+    r = subprocess.run(
+        [*args, "--record", str(rec), "--report", str(rep)], capture_output=True, text=True, timeout=300
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "no drift" in r.stdout and rep.exists()
+    r = subprocess.run(
+        [sys.executable, "-m", "xmltools.cli", "replay", str(rec), "--offline"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0 and "15 steps replayed (offline): no drift" in r.stdout

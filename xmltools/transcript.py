@@ -1,0 +1,544 @@
+"""Transcripts: record a run to JSONL, load it, and replay it live or offline.
+
+A transcript is a header line, then one record per conversation message:
+
+* ``{"role": "system" | "user", "content": "..."}``: plain messages (the task);
+* ``{"role": "assistant", "content": "..."}``: what the model wrote;
+* ``{"role": "tool_result", "call": {...}, "status": ..., "text": ..., "observation": {...}}``
+  (or ``"error": {...}`` instead of an observation): one per call outcome, the
+  screenshot saved as a file beside the transcript.
+
+A file of only a header and assistant records is valid: that is how a scenario
+is written by hand.  Recording appends and flushes each record as it happens.
+URLs may use a ``{base_url}`` placeholder, filled in at replay time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from .config import Config
+from .errors import ConfigError, UsageError
+from .interpreter import AsyncInterpreter, BrowserLike, CallOutcome, Turn
+from .protocol import State
+from .results import ConsoleEntry, Failure, Observation, Point, Screenshot, Viewport
+from .tools import STANDARD_TOOLS, ToolRegistry
+
+__all__ = [
+    "AssistantRecord",
+    "Drift",
+    "Header",
+    "MessageRecord",
+    "RecordedBrowser",
+    "ReplayResult",
+    "ReplayStep",
+    "ToolResultRecord",
+    "Transcript",
+    "TranscriptWriter",
+    "load_transcript",
+    "registry_for",
+    "replay",
+]
+
+FORMAT_VERSION = 1
+FAILURE_KINDS = frozenset(get_args(Failure.model_fields["kind"].annotation))
+REDACTED = "[redacted]"
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Header(_Record):
+    xmltools_transcript: int = FORMAT_VERSION
+    created: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    config: dict[str, Any] = Field(default_factory=dict)
+    templates: dict[str, str] = Field(default_factory=dict)  # template name -> hash
+    variant: str | None = None
+    tools: list[str] = Field(default_factory=list)  # standard host tools the run offered (attempt_completion)
+    title: str | None = None
+    description: str | None = None
+
+
+class MessageRecord(_Record):
+    role: Literal["system", "user"]
+    content: str
+
+
+class AssistantRecord(_Record):
+    role: Literal["assistant"] = "assistant"
+    content: str
+    cut: bool = False
+
+
+class CallRef(_Record):
+    name: str
+    params: dict[str, str]
+    index: int  # the call's position among the calls of its message
+
+
+class ObservationRecord(_Record):
+    url: str
+    title: str
+    console: list[ConsoleEntry] = Field(default_factory=list)
+    screenshot: str | None = None  # a path relative to the transcript
+    screenshot_size: tuple[int, int] | None = None
+    viewport: Viewport
+    mouse: Point | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+class ErrorRecord(_Record):
+    kind: str  # a browser failure kind, a call error code, a protocol violation, or not_run
+    message: str
+    browser_closed: bool = False
+
+
+class ToolResultRecord(_Record):
+    role: Literal["tool_result"] = "tool_result"
+    call: CallRef
+    status: Literal["ok", "failed", "invalid", "refused", "not_run"]
+    action: str | None = None
+    text: str = ""
+    observation: ObservationRecord | None = None
+    error: ErrorRecord | None = None
+    state: State = State.IDLE
+    mistakes: int = 0
+
+
+Record = MessageRecord | AssistantRecord | ToolResultRecord
+_RECORD = TypeAdapter(Record)
+
+
+@dataclass
+class Transcript:
+    path: Path | None
+    header: Header
+    records: list[Record]
+
+    @property
+    def assistant_messages(self) -> list[AssistantRecord]:
+        return [r for r in self.records if isinstance(r, AssistantRecord)]
+
+    def steps(self) -> Iterator[tuple[AssistantRecord, list[ToolResultRecord]]]:
+        """Each assistant message with the tool results recorded for it."""
+        current: AssistantRecord | None = None
+        results: list[ToolResultRecord] = []
+        for r in self.records:
+            if isinstance(r, AssistantRecord):
+                if current is not None:
+                    yield current, results
+                current, results = r, []
+            elif isinstance(r, ToolResultRecord) and current is not None:
+                results.append(r)
+        if current is not None:
+            yield current, results
+
+    def screenshot(self, rec: ObservationRecord) -> Screenshot | None:
+        if rec.screenshot is None or self.path is None:
+            return None
+        data = (self.path.parent / rec.screenshot).read_bytes()
+        fmt = Path(rec.screenshot).suffix.lstrip(".").lower()
+        w, h = rec.screenshot_size or (rec.viewport.width, rec.viewport.height)
+        return Screenshot(
+            data=data, format=fmt if fmt in ("webp", "png", "jpeg") else "png", width=w, height=h
+        )
+
+    def observation(self, rec: ObservationRecord) -> Observation:
+        return Observation(
+            url=rec.url,
+            title=rec.title,
+            console=tuple(rec.console),
+            screenshot=self.screenshot(rec),
+            viewport=rec.viewport,
+            mouse=rec.mouse,
+            notes=tuple(rec.notes),
+        )
+
+
+def load_transcript(path: str | Path) -> Transcript:
+    """Read a transcript; a malformed line raises ConfigError naming the line."""
+    p = Path(path)
+    try:
+        lines = p.read_text().splitlines()
+    except OSError as e:
+        raise ConfigError(f"cannot read transcript {p}: {e}") from e
+    header: Header | None = None
+    records: list[Record] = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            if header is None:
+                if not isinstance(data, dict) or "xmltools_transcript" not in data:
+                    raise ConfigError(
+                        f"{p}:{n}: the first line must be the header ({{'xmltools_transcript': 1, ...}})"
+                    )
+                header = Header.model_validate(data)
+                if header.xmltools_transcript != FORMAT_VERSION:
+                    raise ConfigError(f"{p}: format version {header.xmltools_transcript} is not supported")
+                continue
+            records.append(_RECORD.validate_python(data))
+        except (ValueError, ValidationError) as e:
+            raise ConfigError(f"{p}:{n}: not a transcript record: {str(e).splitlines()[0]}") from e
+    if header is None:
+        raise ConfigError(f"{p} is empty: a transcript starts with a header line")
+    return Transcript(p, header, records)
+
+
+def registry_for(transcript: Transcript) -> ToolRegistry:
+    """The tools a recorded run offered: browser_action and the standard tools its header names."""
+    unknown = [n for n in transcript.header.tools if n not in STANDARD_TOOLS]
+    if unknown:
+        raise ConfigError(f"the transcript names tools this version does not have: {unknown}")
+    return ToolRegistry([STANDARD_TOOLS[n] for n in transcript.header.tools])
+
+
+def _fill(text: str, base_url: str | None) -> str:
+    return text.replace("{base_url}", base_url) if base_url else text
+
+
+def _unfill(text: str, base_url: str | None) -> str:
+    return text.replace(base_url, "{base_url}") if base_url else text
+
+
+class TranscriptWriter:
+    """Appends records to a transcript, flushing each one; screenshots go in a folder beside it."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        header: Header | None = None,
+        *,
+        secrets: Iterable[str] = (),
+        base_url: str | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.shots = self.path.parent / (self.path.stem + ".shots")
+        self.secrets = sorted((s for s in secrets if s), key=len, reverse=True)
+        self.base_url = base_url
+        self._n = 0
+        fresh = not self.path.exists() or self.path.stat().st_size == 0
+        self._f = self.path.open("a", encoding="utf-8")
+        if fresh:
+            self._write(header or Header())
+        elif self.shots.exists():
+            self._n = len(list(self.shots.iterdir()))
+
+    def __enter__(self) -> TranscriptWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if not self._f.closed:
+            self._f.close()
+
+    def _clean(self, value: Any) -> Any:
+        if isinstance(value, str):
+            for s in self.secrets:
+                value = value.replace(s, REDACTED)
+            return _unfill(value, self.base_url)
+        if isinstance(value, dict):
+            return {k: self._clean(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._clean(v) for v in value]
+        return value
+
+    def _write(self, record: BaseModel) -> None:
+        if self._f.closed:
+            raise UsageError("this transcript writer is closed")
+        data = self._clean(record.model_dump(mode="json", exclude_defaults=False))
+        self._f.write(json.dumps(data, ensure_ascii=False) + "\n")
+        self._f.flush()
+        os.fsync(self._f.fileno())
+
+    def message(self, role: Literal["system", "user"], content: str) -> None:
+        self._write(MessageRecord(role=role, content=content))
+
+    def turn(self, turn: Turn) -> None:
+        """Record an assistant message and what became of each of its calls."""
+        self._write(AssistantRecord(content=turn.assistant["content"], cut=turn.cut))
+        for k, outcome in enumerate(turn.outcomes):
+            last = k == len(turn.outcomes) - 1
+            self._write(self._result(outcome, turn, turn.notes if last else []))
+
+    def _save_shot(self, shot: Screenshot) -> str:
+        self.shots.mkdir(exist_ok=True)
+        self._n += 1
+        name = f"{self._n:04d}.{shot.format}"
+        (self.shots / name).write_bytes(shot.data)
+        return f"{self.shots.name}/{name}"
+
+    def _obs(self, obs: Observation) -> ObservationRecord:
+        shot = obs.screenshot
+        return ObservationRecord(
+            url=obs.url,
+            title=obs.title,
+            console=list(obs.console),
+            screenshot=self._save_shot(shot) if shot is not None else None,
+            screenshot_size=(shot.width, shot.height) if shot is not None else None,
+            viewport=obs.viewport,
+            mouse=obs.mouse,
+            notes=list(obs.notes),
+        )
+
+    def _result(self, o: CallOutcome, turn: Turn, notes: list[str]) -> ToolResultRecord:
+        text = "\n\n".join([o.text, *notes])
+        index = next((i for i, c in enumerate(turn.calls) if c is o.call), 0)
+        error: ErrorRecord | None = None
+        if o.failure is not None:
+            error = ErrorRecord(
+                kind=o.failure.kind, message=o.failure.message, browser_closed=o.failure.browser_closed
+            )
+        elif o.error is not None:
+            error = ErrorRecord(kind=o.error.code, message=o.error.message)
+        elif o.violation is not None:
+            error = ErrorRecord(kind=o.violation, message=o.text)
+        elif o.status == "not_run":
+            error = ErrorRecord(kind="not_run", message=o.text)
+        obs = o.observation or (o.failure.observation if o.failure is not None else None)
+        return ToolResultRecord(
+            call=CallRef(name=o.call.name, params=dict(o.call.params), index=index),
+            status=o.status,
+            action=o.action,
+            text=text,
+            observation=self._obs(obs) if obs is not None else None,
+            error=error,
+            state=turn.state,
+            mistakes=turn.mistakes,
+        )
+
+
+# -- replay ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Drift:
+    step: int  # 1-based index of the assistant message
+    field: str  # url, title, console, status, screenshot, action, ...
+    expected: Any
+    actual: Any
+
+    def __str__(self) -> str:
+        return f"step {self.step}: {self.field} expected {self.expected!r}, got {self.actual!r}"
+
+
+@dataclass
+class ReplayStep:
+    index: int
+    assistant: str
+    turn: Turn
+    recorded: list[ToolResultRecord]
+    drifts: list[Drift] = field(default_factory=list)
+    similarity: float | None = None
+
+
+@dataclass
+class ReplayResult:
+    steps: list[ReplayStep]
+    mode: Literal["live", "offline"]
+
+    @property
+    def drifts(self) -> list[Drift]:
+        return [d for s in self.steps for d in s.drifts]
+
+    @property
+    def ok(self) -> bool:
+        return not self.drifts
+
+    def summary(self) -> str:
+        if self.ok:
+            return f"{len(self.steps)} steps replayed ({self.mode}): no drift"
+        lines = [f"{len(self.drifts)} drift(s) in {len(self.steps)} steps ({self.mode}):"]
+        lines += [f"  {d}" for d in self.drifts]
+        return "\n".join(lines)
+
+
+class RecordedBrowser:
+    """A stand-in browser that answers each action with the next recorded result (offline replay)."""
+
+    def __init__(self, transcript: Transcript, base_url: str | None = None) -> None:
+        self.transcript = transcript
+        self.base_url = base_url
+        vp = transcript.header.config.get("viewport")
+        self.viewport = (
+            Viewport.model_validate(vp) if isinstance(vp, dict) else Viewport(width=900, height=600)
+        )
+        self.queue: deque[ToolResultRecord] = deque(
+            r
+            for r in transcript.records
+            if isinstance(r, ToolResultRecord)
+            and r.call.name == "browser_action"
+            and r.status in ("ok", "failed")
+        )
+        self._open = False
+        self.missing = 0
+
+    @property
+    def is_open(self) -> bool:
+        return self._open
+
+    async def run(self, action: object) -> Observation | Failure | None:
+        name = getattr(action, "action", "")
+        if not self.queue:
+            self.missing += 1
+            return Failure(kind="internal", message=f"the recording has no result for this {name} action.")
+        rec = self.queue.popleft()
+        if rec.action != name:
+            self.missing += 1
+        if rec.status == "ok" and rec.observation is None:
+            self._open = False
+            return None
+        obs = self.transcript.observation(rec.observation) if rec.observation is not None else None
+        if obs is not None:
+            obs = obs.model_copy(update={"url": _fill(obs.url, self.base_url)})
+            self.viewport = obs.viewport
+        if rec.status == "failed":
+            err = rec.error or ErrorRecord(kind="internal", message="failed")
+            closed = err.browser_closed
+            self._open = not closed
+            kind = err.kind if err.kind in FAILURE_KINDS else "internal"
+            return Failure(kind=kind, message=err.message, observation=obs, browser_closed=closed)
+        self._open = name != "close"
+        return obs
+
+    async def close(self) -> Failure | None:
+        self._open = False
+        return None
+
+    async def shutdown(self) -> None:
+        self._open = False
+
+
+def _compare(
+    index: int,
+    turn: Turn,
+    recorded: Sequence[ToolResultRecord],
+    base_url: str | None,
+    *,
+    live: bool,
+) -> list[Drift]:
+    drifts: list[Drift] = []
+    if not recorded:
+        return drifts  # a hand-written step: nothing to compare with
+    got = [(o.call.name, o.action, o.status) for o in turn.outcomes]
+    want = [(r.call.name, r.action, r.status) for r in recorded]
+    if got != want:
+        drifts.append(Drift(index, "outcomes", want, got))
+        return drifts
+    for o, r in zip(turn.outcomes, recorded, strict=True):
+        obs = o.observation or (o.failure.observation if o.failure else None)
+        if r.observation is None or obs is None:
+            if (r.observation is None) != (obs is None) and live:
+                drifts.append(Drift(index, "observation", r.observation is not None, obs is not None))
+            continue
+        ro = r.observation
+        if _fill(ro.url, base_url) != obs.url:
+            drifts.append(Drift(index, "url", _fill(ro.url, base_url), obs.url))
+        if ro.title != obs.title:
+            drifts.append(Drift(index, "title", ro.title, obs.title))
+        want_console = [(c.type, _fill(c.text, base_url)) for c in ro.console]
+        got_console = [(c.type, c.text) for c in obs.console]
+        if want_console != got_console:
+            drifts.append(Drift(index, "console", want_console, got_console))
+        if (r.error is None) != (o.failure is None and o.error is None):
+            drifts.append(Drift(index, "error", r.error is not None, o.failure is not None))
+    return drifts
+
+
+async def replay(
+    transcript: Transcript | str | Path,
+    *,
+    offline: bool = False,
+    base_url: str | None = None,
+    config: Config | None = None,
+    record: str | Path | None = None,
+    threshold: float = 0.98,
+    interpreter: AsyncInterpreter | None = None,
+    on_step: Callable[[ReplayStep], object] | None = None,
+) -> ReplayResult:
+    """Replay a transcript's assistant messages and report every step that drifted.
+
+    Live: a fresh interpreter with a real browser; URL, title, console, error
+    or not, and screenshot similarity (>= ``threshold``) are compared with the
+    recording.  Offline: the recorded observations are fed back with no
+    browser, and the protocol's outcomes are compared.
+    """
+    t = transcript if isinstance(transcript, Transcript) else load_transcript(transcript)
+    if config is None:
+        try:
+            config = Config.build(**{k: v for k, v in t.header.config.items() if k in Config.model_fields})
+        except ConfigError:
+            config = Config()
+    if offline and base_url is None:
+        base_url = "http://localhost"  # any address will do: nothing is fetched offline
+    browser: BrowserLike | None = RecordedBrowser(t, base_url) if offline else None
+    interp = interpreter or AsyncInterpreter(config, browser=browser, registry=registry_for(t))
+    writer: TranscriptWriter | None = None
+    if record is not None:
+        out = Path(record)
+        if out.exists():
+            out.unlink()
+        header = Header(
+            config=config.model_dump(mode="json"),
+            templates=interp.renderer.template_hashes(),
+            tools=t.header.tools,
+            title=t.header.title,
+            description=t.header.description,
+        )
+        writer = TranscriptWriter(out, header, base_url=base_url)
+        for r in t.records:
+            if isinstance(r, MessageRecord):
+                writer.message(r.role, r.content)
+                break
+    steps: list[ReplayStep] = []
+    try:
+        for index, (assistant, recorded) in enumerate(t.steps(), 1):
+            turn = await interp.handle(_fill(assistant.content, base_url))
+            step = ReplayStep(index, assistant.content, turn, recorded)
+            step.drifts = _compare(index, turn, recorded, base_url, live=not offline)
+            if not offline and recorded and not step.drifts:
+                await _compare_shots(step, t, interp, threshold)
+            steps.append(step)
+            if writer is not None:
+                writer.turn(turn)
+            if on_step is not None:
+                on_step(step)
+    finally:
+        if writer is not None:
+            writer.close()
+        if interpreter is None:
+            await interp.aclose()
+    return ReplayResult(steps, "offline" if offline else "live")
+
+
+async def _compare_shots(step: ReplayStep, t: Transcript, interp: AsyncInterpreter, threshold: float) -> None:
+    from .browser.controller import BrowserSession
+
+    browser = interp._browser
+    if not isinstance(browser, BrowserSession) or not browser.is_open:
+        return
+    for o, r in zip(step.turn.outcomes, step.recorded, strict=True):
+        obs = o.observation or (o.failure.observation if o.failure else None)
+        if obs is None or obs.screenshot is None or r.observation is None:
+            continue
+        want = t.screenshot(r.observation)
+        if want is None:
+            continue
+        sim = await browser.similarity(want, obs.screenshot)
+        step.similarity = sim if step.similarity is None else min(step.similarity, sim)
+        if sim < threshold:
+            step.drifts.append(Drift(step.index, "screenshot", f">= {threshold}", round(sim, 4)))
