@@ -104,17 +104,87 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
+    from .experiment import Variant
     from .render import Renderer
     from .tools import ToolRegistry, parse_size
 
+    variant = Variant.load(args.variant) if args.variant else Variant.default()
+    config = variant.make_config()
     try:
-        viewport = parse_size(args.viewport)
+        viewport = parse_size(args.viewport) if args.viewport else config.viewport
     except ValueError as e:
         raise UsageError(f"--viewport: {e}") from e
     actions = [a.strip() for a in args.actions.split(",") if a.strip()] if args.actions else None
     registry = ToolRegistry(actions=actions)
-    renderer = Renderer(args.templates, policy=args.policy)
+    renderer = Renderer(args.templates or config.templates, policy=args.policy or config.policy)
+    if args.variant:
+        print(f"# variant: {variant.name}\n")
     print(renderer.system_prompt(registry, viewport))
+    return 0
+
+
+def cmd_rerender(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from .experiment import Variant, format_rerender, rerender
+
+    variant = Variant.load(args.variant)
+    before = Variant.load(args.before) if args.before else None
+    diffs = asyncio.run(rerender(args.file, variant, before=before))
+    print(f"{args.file}: {'recorded' if before is None else before.name} -> {variant.name}")
+    print(format_rerender(diffs, show_diff=not args.no_diff))
+    return 0
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    import json
+
+    from .experiment import Variant, format_scores, scores_for
+
+    variants = [Variant.default() if v == "default" else Variant.load(v) for v in args.variant] or [
+        Variant.default()
+    ]
+    scores = scores_for(args.corpus, variants)
+    if args.json:
+        print(json.dumps([s.to_json() for s in scores], indent=2))
+    else:
+        print(format_scores(scores))
+    return 0
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    import asyncio
+    import os
+
+    import openai
+
+    from .experiment import Variant, format_trials, run_trials
+    from .loop import OpenAIModel
+
+    key = (
+        os.environ.get(args.api_key_env, "") if args.api_key_env else os.environ.get("OPENAI_API_KEY", "none")
+    )
+    if args.api_key_env and not key:
+        raise UsageError(f"--api-key-env {args.api_key_env}: that variable is not set")
+    variants = [Variant.load(v) if v != "default" else Variant.default() for v in args.variants]
+
+    def model() -> OpenAIModel:
+        return OpenAIModel(openai.AsyncOpenAI(base_url=args.base_url, api_key=key, max_retries=2), args.model)
+
+    stats = asyncio.run(
+        run_trials(
+            variants,
+            args.task,
+            model,
+            trials=args.trials,
+            out_dir=args.out,
+            max_turns=args.max_turns,
+            progress=lambda line: print(line, flush=True),
+        )
+    )
+    print()
+    print(format_trials(stats))
+    print(f"\nsummary: {args.out}/summary.html")
     return 0
 
 
@@ -252,11 +322,46 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_parse)
 
     p = sub.add_parser("prompt", help="print the tools' section of the system prompt")
-    p.add_argument("--viewport", default="900x600", help="WIDTHxHEIGHT (default 900x600)")
+    p.add_argument("--viewport", default=None, help="WIDTHxHEIGHT (default 900x600, or the variant's)")
     p.add_argument("--actions", default="", help="comma-separated actions to offer (default: all)")
     p.add_argument("--templates", default=None, metavar="DIR", help="a folder of template overrides")
-    p.add_argument("--policy", choices=["reject", "auto_close", "allow"], default="reject")
+    p.add_argument(
+        "--variant", default=None, metavar="DIR", help="a variant: template overrides and variant.toml"
+    )
+    p.add_argument("--policy", choices=["reject", "auto_close", "allow"], default=None)
     p.set_defaults(func=cmd_prompt)
+
+    p = sub.add_parser(
+        "rerender", help="re-render a recorded transcript under a variant and diff it, offline"
+    )
+    p.add_argument("file")
+    p.add_argument("--variant", required=True, metavar="DIR")
+    p.add_argument(
+        "--before", default=None, metavar="DIR", help="compare with this variant, not the recording"
+    )
+    p.add_argument("--no-diff", action="store_true", help="only the table")
+    p.set_defaults(func=cmd_rerender)
+
+    p = sub.add_parser("score", help="score a corpus of model outputs (transcripts or JSONL of raw outputs)")
+    p.add_argument("corpus", nargs="+")
+    p.add_argument(
+        "--variant", action="append", default=[], metavar="DIR", help="score under this variant (repeatable)"
+    )
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("experiment", help="live trials of prompt variants against an OpenAI-compatible model")
+    p.add_argument(
+        "--variants", nargs="+", required=True, metavar="DIR", help="variant folders ('default' for none)"
+    )
+    p.add_argument("--task", required=True)
+    p.add_argument("--model", required=True)
+    p.add_argument("--base-url", required=True)
+    p.add_argument("--api-key-env", default=None, metavar="VAR")
+    p.add_argument("--trials", type=int, default=3)
+    p.add_argument("--max-turns", type=int, default=20)
+    p.add_argument("--out", default="out/experiment", help="where transcripts, reports and the summary go")
+    p.set_defaults(func=cmd_experiment)
 
     p = sub.add_parser("doctor", help="find the browser, launch it, load a page, take a screenshot")
     p.add_argument("--executable", default=None, help="a Chromium or Chrome to use")

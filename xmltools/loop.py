@@ -42,9 +42,17 @@ Model = Callable[[list[dict[str, Any]]], Any]
 
 @dataclass
 class Usage:
+    """Token counts: as the server reported them, or estimated where it could not.
+
+    A stream cut after the first complete call never receives the server's
+    usage report, so such calls are estimated (about four characters a token,
+    and a flat 765 tokens an image) and counted in ``estimated_calls``.
+    """
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls: int = 0  # model calls
+    estimated_calls: int = 0  # calls whose tokens are estimates
 
     @property
     def total_tokens(self) -> int:
@@ -53,6 +61,22 @@ class Usage:
     def add(self, prompt: int | None, completion: int | None) -> None:
         self.prompt_tokens += prompt or 0
         self.completion_tokens += completion or 0
+
+    def estimate(self, messages: list[dict[str, Any]], reply: str) -> None:
+        chars = 0
+        images = 0
+        for m in messages:
+            content = m.get("content")
+            if isinstance(content, str):
+                chars += len(content)
+            elif isinstance(content, list):
+                for part in content:
+                    if isinstance(part, dict) and part.get("type") == "text":
+                        chars += len(str(part.get("text", "")))
+                    else:
+                        images += 1
+        self.add((chars + 3) // 4 + 765 * images, (len(reply) + 3) // 4)
+        self.estimated_calls += 1
 
 
 @dataclass
@@ -85,10 +109,12 @@ class OpenAIModel:
         self.create_args = create_args
         self.usage = Usage()
 
-    def _chunk_usage(self, chunk: Any) -> None:
+    def _chunk_usage(self, chunk: Any) -> bool:
         u = getattr(chunk, "usage", None)
         if u is not None:
             self.usage.add(getattr(u, "prompt_tokens", 0), getattr(u, "completion_tokens", 0))
+            return True
+        return False
 
     async def complete(self, messages: list[dict[str, Any]]) -> AsyncGenerator[str, None]:
         self.usage.calls += 1
@@ -103,31 +129,38 @@ class OpenAIModel:
         except Exception as e:
             raise ModelError(f"the model endpoint failed: {type(e).__name__}: {e}") from e
         if not self.stream:
-            self._chunk_usage(res)
-            content = res.choices[0].message.content if res.choices else ""
-            yield content or ""
+            content = (res.choices[0].message.content if res.choices else "") or ""
+            if not self._chunk_usage(res):
+                self.usage.estimate(messages, content)
+            yield content
             return
         finished = False
+        reported = False
+        received: list[str] = []
         try:
             if hasattr(res, "__aiter__"):
                 async for chunk in res:
-                    self._chunk_usage(chunk)
+                    reported = self._chunk_usage(chunk) or reported
                     finished = finished or _finished(chunk)
                     text = _delta(chunk)
                     if text:
+                        received.append(text)
                         yield text
             else:
                 for chunk in res:
-                    self._chunk_usage(chunk)
+                    reported = self._chunk_usage(chunk) or reported
                     finished = finished or _finished(chunk)
                     text = _delta(chunk)
                     if text:
+                        received.append(text)
                         yield text
         except GeneratorExit:
             raise
         except Exception as e:
             raise ModelError(f"the model's stream broke off: {type(e).__name__}: {e}") from e
         finally:
+            if not reported:
+                self.usage.estimate(messages, "".join(received))
             close = getattr(res, "close", None)
             if close is not None:
                 out = close()

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,10 +27,10 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from .config import Config
 from .errors import ConfigError, UsageError
-from .interpreter import AsyncInterpreter, BrowserLike, CallOutcome, Turn
+from .interpreter import AsyncInterpreter, CallOutcome, Turn
 from .protocol import State
 from .results import ConsoleEntry, Failure, Observation, Point, Screenshot, Viewport
-from .tools import STANDARD_TOOLS, ToolRegistry
+from .tools import STANDARD_TOOLS, Resize, ToolRegistry
 
 __all__ = [
     "AssistantRecord",
@@ -50,6 +49,7 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 1
+OFFLINE_BASE_URL = "http://localhost"
 FAILURE_KINDS = frozenset(get_args(Failure.model_fields["kind"].annotation))
 REDACTED = "[redacted]"
 
@@ -368,51 +368,60 @@ class ReplayResult:
 
 
 class RecordedBrowser:
-    """A stand-in browser that answers each action with the next recorded result (offline replay)."""
+    """A stand-in browser that answers each action with what was recorded for it (offline replay).
 
-    def __init__(self, transcript: Transcript, base_url: str | None = None) -> None:
+    Before each assistant message, :meth:`begin_step` hands it that step's
+    recorded results.  An action with no recording (say, a click that a new
+    viewport now allows) is answered with the page as last recorded, and a note.
+    """
+
+    def __init__(
+        self, transcript: Transcript, base_url: str | None = None, viewport: Viewport | None = None
+    ) -> None:
         self.transcript = transcript
         self.base_url = base_url
-        vp = transcript.header.config.get("viewport")
-        self.viewport = (
-            Viewport.model_validate(vp) if isinstance(vp, dict) else Viewport(width=900, height=600)
-        )
-        self.queue: deque[ToolResultRecord] = deque(
-            r
-            for r in transcript.records
-            if isinstance(r, ToolResultRecord)
-            and r.call.name == "browser_action"
-            and r.status in ("ok", "failed")
-        )
+        self.viewport = viewport or Viewport(width=900, height=600)
+        self._step: list[ToolResultRecord] = []
+        self._last: Observation | None = None
         self._open = False
-        self.missing = 0
+        self.unrecorded = 0  # actions answered without a recording
 
     @property
     def is_open(self) -> bool:
         return self._open
 
+    def begin_step(self, recorded: Sequence[ToolResultRecord]) -> None:
+        self._step = [r for r in recorded if r.call.name == "browser_action" and r.status in ("ok", "failed")]
+
     async def run(self, action: object) -> Observation | Failure | None:
         name = getattr(action, "action", "")
-        if not self.queue:
-            self.missing += 1
-            return Failure(kind="internal", message=f"the recording has no result for this {name} action.")
-        rec = self.queue.popleft()
-        if rec.action != name:
-            self.missing += 1
-        if rec.status == "ok" and rec.observation is None:
+        rec = next((r for r in self._step if r.action == name), None)
+        if rec is not None:
+            self._step.remove(rec)
+        if name == "close":
             self._open = False
             return None
+        if isinstance(action, Resize):
+            self.viewport = action.size
+        if rec is None:
+            self.unrecorded += 1
+            self._open = True
+            if self._last is None:
+                return Failure(kind="internal", message=f"the recording has no page for this {name} action.")
+            note = (
+                "replayed offline: nothing was recorded for this action, so this is the page as last recorded"
+            )
+            return self._last.model_copy(update={"notes": (note,)})
         obs = self.transcript.observation(rec.observation) if rec.observation is not None else None
         if obs is not None:
             obs = obs.model_copy(update={"url": _fill(obs.url, self.base_url)})
-            self.viewport = obs.viewport
+            self._last = obs
         if rec.status == "failed":
             err = rec.error or ErrorRecord(kind="internal", message="failed")
-            closed = err.browser_closed
-            self._open = not closed
+            self._open = not err.browser_closed
             kind = err.kind if err.kind in FAILURE_KINDS else "internal"
-            return Failure(kind=kind, message=err.message, observation=obs, browser_closed=closed)
-        self._open = name != "close"
+            return Failure(kind=kind, message=err.message, observation=obs, browser_closed=err.browser_closed)
+        self._open = True
         return obs
 
     async def close(self) -> Failure | None:
@@ -484,9 +493,9 @@ async def replay(
         except ConfigError:
             config = Config()
     if offline and base_url is None:
-        base_url = "http://localhost"  # any address will do: nothing is fetched offline
-    browser: BrowserLike | None = RecordedBrowser(t, base_url) if offline else None
-    interp = interpreter or AsyncInterpreter(config, browser=browser, registry=registry_for(t))
+        base_url = OFFLINE_BASE_URL  # any address will do: nothing is fetched offline
+    recorded_browser = RecordedBrowser(t, base_url, config.viewport) if offline else None
+    interp = interpreter or AsyncInterpreter(config, browser=recorded_browser, registry=registry_for(t))
     writer: TranscriptWriter | None = None
     if record is not None:
         out = Path(record)
@@ -507,6 +516,8 @@ async def replay(
     steps: list[ReplayStep] = []
     try:
         for index, (assistant, recorded) in enumerate(t.steps(), 1):
+            if recorded_browser is not None:
+                recorded_browser.begin_step(recorded)
             turn = await interp.handle(_fill(assistant.content, base_url))
             step = ReplayStep(index, assistant.content, turn, recorded)
             step.drifts = _compare(index, turn, recorded, base_url, live=not offline)

@@ -1,0 +1,588 @@
+"""Prompt experiments: variants, re-rendering, scoring model outputs, and live trials.
+
+* A **variant** is a folder of template overrides plus ``variant.toml`` (a name
+  and a ``[config]`` table): a shorter system prompt, another viewport, another
+  result wording.
+* **Re-rendering** replays a recorded transcript offline under a variant and
+  diffs, turn by turn, what the model would have seen.
+* **Scoring** runs a corpus of assistant messages through the parser and the
+  protocol (no browser) and counts what went right and wrong, by kind.
+* **Live trials** run each variant several times against a model, through the
+  chat loop, and summarise success, turns, mistakes, tokens and time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+import math
+import statistics
+import time
+import tomllib
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .config import Config
+from .errors import ConfigError
+from .interpreter import AsyncInterpreter, Turn
+from .loop import LoopEvent, LoopResult, OpenAIModel, arun_loop
+from .parser import TextBlock, ToolUse, parse
+from .render import Renderer
+from .results import Failure, Observation, Point, Viewport
+from .tools import STANDARD_TOOLS, Click, Hover, Launch, Resize, ToolRegistry
+from .transcript import (
+    OFFLINE_BASE_URL,
+    Header,
+    MessageRecord,
+    Transcript,
+    TranscriptWriter,
+    load_transcript,
+    registry_for,
+    replay,
+)
+
+__all__ = [
+    "Scores",
+    "TrialStats",
+    "TurnDiff",
+    "Variant",
+    "estimate_tokens",
+    "load_corpus",
+    "rerender",
+    "run_trials",
+    "score_corpus",
+]
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count: about four characters a token."""
+    return math.ceil(len(text) / 4)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A named prompt variant: template overrides and configuration."""
+
+    name: str
+    templates: Path | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, folder: str | Path) -> Variant:
+        d = Path(folder)
+        if not d.is_dir():
+            raise ConfigError(f"variant folder {str(d)!r} does not exist")
+        meta: dict[str, Any] = {}
+        toml = d / "variant.toml"
+        if toml.exists():
+            try:
+                meta = tomllib.loads(toml.read_text())
+            except tomllib.TOMLDecodeError as e:
+                raise ConfigError(f"{toml}: {e}") from e
+        config = meta.get("config", {})
+        if not isinstance(config, dict):
+            raise ConfigError(f"{toml}: [config] must be a table")
+        return cls(str(meta.get("name", d.name)), d, dict(config))
+
+    @classmethod
+    def default(cls) -> Variant:
+        return cls("default")
+
+    def make_config(self, base: Config | None = None) -> Config:
+        values = (base or Config()).model_dump()
+        values.update(self.config)
+        if self.templates is not None:
+            values["templates"] = self.templates
+        return Config.build(**values)
+
+    def renderer(self, config: Config | None = None) -> Renderer:
+        cfg = config or self.make_config()
+        return Renderer(cfg.templates, policy=cfg.policy)
+
+    def system_prompt(self, registry: ToolRegistry | None = None) -> str:
+        cfg = self.make_config()
+        return self.renderer(cfg).system_prompt(registry or ToolRegistry(), cfg.viewport)
+
+
+# -- re-rendering ---------------------------------------------------------------------------
+
+
+@dataclass
+class TurnDiff:
+    index: int  # 0 is the system prompt
+    before: str
+    after: str
+    images_before: int = 0
+    images_after: int = 0
+
+    @property
+    def chars(self) -> tuple[int, int]:
+        return len(self.before), len(self.after)
+
+    @property
+    def tokens(self) -> tuple[int, int]:
+        return estimate_tokens(self.before), estimate_tokens(self.after)
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after or self.images_before != self.images_after
+
+    def diff(self) -> str:
+        return "".join(
+            difflib.unified_diff(
+                self.before.splitlines(keepends=True),
+                self.after.splitlines(keepends=True),
+                "before",
+                "after",
+                n=1,
+            )
+        )
+
+
+def _recorded_system(t: Transcript) -> str | None:
+    return next((r.content for r in t.records if isinstance(r, MessageRecord) and r.role == "system"), None)
+
+
+async def rerender(
+    transcript: str | Path | Transcript, variant: Variant, *, before: Variant | None = None
+) -> list[TurnDiff]:
+    """What the model would have seen under ``variant``, turn by turn, against the recording or ``before``."""
+    t = transcript if isinstance(transcript, Transcript) else load_transcript(transcript)
+    registry = registry_for(t)
+    old_system = _recorded_system(t)
+    if before is not None or old_system is None:
+        old_system = (before or Variant.default()).system_prompt(registry)
+    diffs = [TurnDiff(0, old_system, variant.system_prompt(registry))]
+    old_steps: list[tuple[str, int]] = []
+    for _, results in t.steps():
+        old_steps.append(
+            (
+                "\n\n".join(r.text for r in results),
+                sum(1 for r in results if r.observation and r.observation.screenshot),
+            )
+        )
+    if before is not None:
+        old = await replay(t, offline=True, config=before.make_config())
+        old_steps = [(_turn_text(s.turn), _turn_images(s.turn)) for s in old.steps]
+    new = await replay(t, offline=True, config=variant.make_config())
+    for k, step in enumerate(new.steps):
+        text_before, images_before = old_steps[k] if k < len(old_steps) else ("", 0)
+        diffs.append(
+            TurnDiff(
+                k + 1,
+                text_before,
+                _placeholder(_turn_text(step.turn), text_before),
+                images_before,
+                _turn_images(step.turn),
+            )
+        )
+    return diffs
+
+
+def _turn_text(turn: Turn) -> str:
+    return "\n\n".join(p.text for p in turn.parts)
+
+
+def _placeholder(after: str, before: str) -> str:
+    """Write the offline replay's address back as ``{base_url}`` when the recording used the placeholder."""
+    return after.replace(OFFLINE_BASE_URL, "{base_url}") if "{base_url}" in before else after
+
+
+def _turn_images(turn: Turn) -> int:
+    return sum(1 for p in turn.parts if p.image is not None)
+
+
+def format_rerender(diffs: Sequence[TurnDiff], *, show_diff: bool = True) -> str:
+    """A table of characters, estimated tokens and images per turn, then the text diffs."""
+    head = ["turn", "chars", "", "tokens", "", "images", "changed"]
+    rows = [head, ["", "before", "after", "before", "after", "before>after", ""]]
+    for d in diffs:
+        rows.append(
+            [
+                "system" if d.index == 0 else str(d.index),
+                str(d.chars[0]),
+                str(d.chars[1]),
+                str(d.tokens[0]),
+                str(d.tokens[1]),
+                f"{d.images_before}>{d.images_after}",
+                "yes" if d.changed else "no",
+            ]
+        )
+    rows.append(
+        [
+            "total",
+            str(sum(d.chars[0] for d in diffs)),
+            str(sum(d.chars[1] for d in diffs)),
+            str(sum(d.tokens[0] for d in diffs)),
+            str(sum(d.tokens[1] for d in diffs)),
+            f"{sum(d.images_before for d in diffs)}>{sum(d.images_after for d in diffs)}",
+            "",
+        ]
+    )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    if show_diff:
+        for d in diffs:
+            if d.before != d.after:
+                lines.append(f"\n--- turn {'system' if d.index == 0 else d.index} ---")
+                lines.append(d.diff().rstrip())
+    return "\n".join(lines)
+
+
+# -- scoring ---------------------------------------------------------------------------------
+
+
+class _StubBrowser:
+    """Every action succeeds with a bare observation: scoring measures the model's calls, not a page."""
+
+    def __init__(self, viewport: Viewport) -> None:
+        self.viewport = viewport
+        self.open = False
+        self.url = "about:blank"
+
+    @property
+    def is_open(self) -> bool:
+        return self.open
+
+    async def run(self, action: object) -> Observation | Failure | None:
+        if getattr(action, "action", "") == "close":
+            self.open = False
+            return None
+        if isinstance(action, Launch):
+            self.open = True
+            self.url = action.url
+        if isinstance(action, Resize):
+            self.viewport = action.size
+        mouse: Point | None = action.coordinate if isinstance(action, (Click, Hover)) else None
+        return Observation(url=self.url, title="", viewport=self.viewport, mouse=mouse)
+
+    async def close(self) -> Failure | None:
+        self.open = False
+        return None
+
+    async def shutdown(self) -> None:
+        self.open = False
+
+
+@dataclass
+class Scores:
+    name: str
+    runs: int = 0
+    messages: int = 0
+    with_complete_call: int = 0
+    calls: int = 0
+    truncated: int = 0
+    fenced: int = 0
+    prose_mentions: int = 0
+    multi_call_messages: int = 0
+    invalid: Counter[str] = field(default_factory=Counter)
+    violations: Counter[str] = field(default_factory=Counter)
+    mistakes: int = 0
+
+    @property
+    def complete_rate(self) -> float:
+        return self.with_complete_call / self.messages if self.messages else 0.0
+
+    @property
+    def mistakes_per_run(self) -> float:
+        return self.mistakes / self.runs if self.runs else 0.0
+
+    @property
+    def calls_per_message(self) -> float:
+        return self.calls / self.messages if self.messages else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "runs": self.runs,
+            "messages": self.messages,
+            "complete_call_rate": round(self.complete_rate, 4),
+            "truncated_calls": self.truncated,
+            "fenced_calls": self.fenced,
+            "prose_mentions": self.prose_mentions,
+            "messages_with_several_calls": self.multi_call_messages,
+            "invalid_parameters": dict(sorted(self.invalid.items())),
+            "protocol_violations": dict(sorted(self.violations.items())),
+            "mistakes_per_run": round(self.mistakes_per_run, 4),
+            "calls_per_message": round(self.calls_per_message, 4),
+        }
+
+
+def load_corpus(paths: Iterable[str | Path]) -> list[list[str]]:
+    """Runs of assistant messages, from transcripts or JSONL files of raw outputs.
+
+    A raw-output line is ``{"content": "..."}`` (or any record with ``role``
+    ``assistant``); an optional ``"run"`` key groups lines into runs, and lines
+    without it form one run per file.
+    """
+    runs: list[list[str]] = []
+    for p in paths:
+        path = Path(p)
+        lines = [ln for ln in path.read_text().splitlines() if ln.strip()]
+        if not lines:
+            continue
+        first = json.loads(lines[0])
+        if isinstance(first, dict) and "xmltools_transcript" in first:
+            runs.append([a.content for a in load_transcript(path).assistant_messages])
+            continue
+        grouped: dict[str, list[str]] = {}
+        for n, line in enumerate(lines, 1):
+            try:
+                rec = json.loads(line)
+            except ValueError as e:
+                raise ConfigError(f"{path}:{n}: not JSON") from e
+            if not isinstance(rec, dict) or not isinstance(rec.get("content"), str):
+                raise ConfigError(f"{path}:{n}: a raw output is {{'content': '...'}}")
+            if rec.get("role", "assistant") != "assistant":
+                continue
+            grouped.setdefault(str(rec.get("run", path.name)), []).append(rec["content"])
+        runs.extend(grouped.values())
+    return runs
+
+
+async def score_corpus(runs: Sequence[Sequence[str]], variant: Variant | None = None) -> Scores:
+    """Count what the model's messages do under a variant's configuration (or the defaults)."""
+    v = variant or Variant.default()
+    cfg = v.make_config()
+    registry = ToolRegistry(list(STANDARD_TOOLS.values()))
+    scores = Scores(v.name)
+    openers = [f"<{t.name}>" for t in registry.vocabulary]
+    for run in runs:
+        scores.runs += 1
+        interp = AsyncInterpreter(cfg, registry=registry, browser=_StubBrowser(cfg.viewport))
+        for text in run:
+            turn = await interp.handle(text)
+            scores.messages += 1
+            calls = turn.calls
+            scores.calls += len(calls)
+            scores.with_complete_call += any(c.complete for c in calls)
+            scores.multi_call_messages += len(calls) > 1
+            plain = parse(text, tools=registry, compat=cfg.compat, fenced="text", limits=cfg.limits())
+            scores.fenced += len(calls) - sum(1 for b in plain if isinstance(b, ToolUse))
+            scores.prose_mentions += sum(
+                b.content.count(o) for b in turn.blocks if isinstance(b, TextBlock) for o in openers
+            )
+            for o in turn.outcomes:
+                if o.error is not None:
+                    if o.error.code == "truncated_call":
+                        scores.truncated += 1
+                    else:
+                        kind = o.error.code + (f"({o.error.param})" if o.error.param else "")
+                        scores.invalid[kind] += 1
+                if o.violation is not None:
+                    scores.violations[o.violation] += 1
+                if o.status == "not_run":
+                    scores.violations["not_run"] += 1
+            if any(o.status in ("invalid", "refused") for o in turn.outcomes):
+                scores.mistakes += 1
+        await interp.aclose()
+    return scores
+
+
+def format_scores(all_scores: Sequence[Scores]) -> str:
+    rows: list[tuple[str, list[str]]] = [
+        ("runs", [str(s.runs) for s in all_scores]),
+        ("messages", [str(s.messages) for s in all_scores]),
+        ("complete call rate", [f"{s.complete_rate:.1%}" for s in all_scores]),
+        ("truncated calls", [str(s.truncated) for s in all_scores]),
+        ("fenced calls", [str(s.fenced) for s in all_scores]),
+        ("prose mentions of a tag", [str(s.prose_mentions) for s in all_scores]),
+        ("messages with several calls", [str(s.multi_call_messages) for s in all_scores]),
+    ]
+    kinds = sorted({k for s in all_scores for k in s.invalid})
+    rows += [(f"invalid: {k}", [str(s.invalid.get(k, 0)) for s in all_scores]) for k in kinds]
+    vkinds = sorted({k for s in all_scores for k in s.violations})
+    rows += [(f"violation: {k}", [str(s.violations.get(k, 0)) for s in all_scores]) for k in vkinds]
+    rows += [
+        ("mistakes per run", [f"{s.mistakes_per_run:.2f}" for s in all_scores]),
+        ("calls per message", [f"{s.calls_per_message:.2f}" for s in all_scores]),
+    ]
+    w0 = max(len(r[0]) for r in rows)
+    widths = [max(len(s.name), *(len(r[1][i]) for r in rows)) for i, s in enumerate(all_scores)]
+    out = [" " * w0 + "  " + "  ".join(s.name.rjust(w) for s, w in zip(all_scores, widths, strict=True))]
+    for label, vals in rows:
+        out.append(label.ljust(w0) + "  " + "  ".join(v.rjust(w) for v, w in zip(vals, widths, strict=True)))
+    return "\n".join(out)
+
+
+# -- live trials -------------------------------------------------------------------------------
+
+
+@dataclass
+class Trial:
+    variant: str
+    index: int
+    success: bool
+    stop_reason: str
+    turns: int
+    mistakes: int
+    tokens: int
+    seconds: float
+    transcript: Path
+    report: Path
+
+
+@dataclass
+class TrialStats:
+    variant: str
+    trials: list[Trial]
+
+    def _spread(self, values: list[float]) -> str:
+        if not values:
+            return "-"
+        mean = statistics.fmean(values)
+        sd = statistics.stdev(values) if len(values) > 1 else 0.0
+        return f"{mean:.1f} ± {sd:.1f}"
+
+    def to_json(self) -> dict[str, Any]:
+        def stats(vals: list[float]) -> dict[str, float]:
+            return {
+                "mean": round(statistics.fmean(vals), 3) if vals else 0.0,
+                "stdev": round(statistics.stdev(vals), 3) if len(vals) > 1 else 0.0,
+                "min": min(vals) if vals else 0.0,
+                "max": max(vals) if vals else 0.0,
+            }
+
+        return {
+            "variant": self.variant,
+            "trials": len(self.trials),
+            "success_rate": round(sum(t.success for t in self.trials) / len(self.trials), 4)
+            if self.trials
+            else 0.0,
+            "turns": stats([t.turns for t in self.trials]),
+            "mistakes": stats([t.mistakes for t in self.trials]),
+            "tokens": stats([t.tokens for t in self.trials]),
+            "seconds": stats([round(t.seconds, 3) for t in self.trials]),
+        }
+
+    def row(self) -> list[str]:
+        n = len(self.trials)
+        ok = sum(t.success for t in self.trials)
+        return [
+            self.variant,
+            f"{ok}/{n}",
+            self._spread([t.turns for t in self.trials]),
+            self._spread([t.mistakes for t in self.trials]),
+            self._spread([t.tokens for t in self.trials]),
+            self._spread([t.seconds for t in self.trials]),
+        ]
+
+
+def format_trials(stats: Sequence[TrialStats]) -> str:
+    head = ["variant", "success", "turns", "mistakes", "tokens", "seconds"]
+    rows = [head] + [s.row() for s in stats]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+
+
+async def run_trials(
+    variants: Sequence[Variant],
+    task: str,
+    model_factory: Callable[[], OpenAIModel | Callable[..., Any]],
+    *,
+    trials: int = 3,
+    out_dir: str | Path = "out/experiment",
+    max_turns: int = 20,
+    check: Callable[[LoopResult], bool] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[TrialStats]:
+    """Run every variant ``trials`` times through the chat loop; save each transcript and report."""
+    from .report import write_report
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    all_stats: list[TrialStats] = []
+    for v in variants:
+        stats = TrialStats(v.name, [])
+        for k in range(1, trials + 1):
+            cfg = v.make_config()
+            registry = ToolRegistry(list(STANDARD_TOOLS.values()))
+            interp = AsyncInterpreter(cfg, registry=registry)
+            system = interp.system_prompt()
+            path = out / f"{v.name}-{k}.jsonl"
+            if path.exists():
+                path.unlink()
+            header = Header(
+                config=cfg.model_dump(mode="json"),
+                templates=interp.renderer.template_hashes(),
+                variant=v.name,
+                tools=list(STANDARD_TOOLS),
+                title=f"{v.name}, trial {k}",
+                description=task,
+            )
+            model = model_factory()
+            writer = TranscriptWriter(path, header)
+            writer.message("system", system)
+            writer.message("user", task)
+
+            def record(event: LoopEvent, w: TranscriptWriter = writer) -> None:
+                if event.turn is not None:
+                    w.turn(event.turn)
+
+            start = time.monotonic()
+            try:
+                res = await arun_loop(
+                    model,
+                    [{"role": "system", "content": system}, {"role": "user", "content": task}],
+                    interpreter=interp,
+                    max_turns=max_turns,
+                    on_event=record,
+                )
+            finally:
+                writer.close()
+                await interp.aclose()
+            seconds = time.monotonic() - start
+            success = check(res) if check is not None else res.stop_reason == "completed"
+            report = write_report(out / f"{v.name}-{k}.html", path)
+            trial = Trial(
+                v.name,
+                k,
+                success,
+                res.stop_reason,
+                len(res.turns),
+                sum(1 for t in res.turns if any(o.status in ("invalid", "refused") for o in t.outcomes)),
+                res.usage.total_tokens,
+                seconds,
+                path,
+                report,
+            )
+            stats.trials.append(trial)
+            if progress is not None:
+                progress(
+                    f"{v.name} trial {k}/{trials}: {'success' if success else 'failure'} ({res.stop_reason}),"
+                    f" {trial.turns} turns, {trial.mistakes} mistakes, {trial.tokens} tokens, {seconds:.1f} s"
+                )
+        all_stats.append(stats)
+    _write_summary(out / "summary.html", all_stats, task)
+    (out / "summary.json").write_text(json.dumps([s.to_json() for s in all_stats], indent=2))
+    return all_stats
+
+
+def _write_summary(path: Path, stats: Sequence[TrialStats], task: str) -> None:
+    from .render import render_html
+
+    rows = [
+        {
+            "cells": s.row(),
+            "trials": [
+                {
+                    "name": f"trial {t.index}",
+                    "href": t.report.name,
+                    "success": t.success,
+                    "stop": t.stop_reason,
+                }
+                for t in s.trials
+            ],
+        }
+        for s in stats
+    ]
+    path.write_text(render_html("summary.html.j2", task=task, rows=rows), encoding="utf-8")
+
+
+def scores_for(paths: Sequence[str | Path], variants: Sequence[Variant]) -> list[Scores]:
+    runs = load_corpus(paths)
+    return [asyncio.run(score_corpus(runs, v)) for v in variants]
