@@ -15,7 +15,7 @@ become a short text placeholder (providers refuse more than about 20 images).
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -138,22 +138,13 @@ class OpenAIModel:
         reported = False
         received: list[str] = []
         try:
-            if hasattr(res, "__aiter__"):
-                async for chunk in res:
-                    reported = self._chunk_usage(chunk) or reported
-                    finished = finished or _finished(chunk)
-                    text = _delta(chunk)
-                    if text:
-                        received.append(text)
-                        yield text
-            else:
-                for chunk in res:
-                    reported = self._chunk_usage(chunk) or reported
-                    finished = finished or _finished(chunk)
-                    text = _delta(chunk)
-                    if text:
-                        received.append(text)
-                        yield text
+            async for chunk in _as_async(res):
+                reported = self._chunk_usage(chunk) or reported
+                finished = finished or _finished(chunk)
+                text = _delta(chunk)
+                if text:
+                    received.append(text)
+                    yield text
         except GeneratorExit:
             raise
         except Exception as e:
@@ -168,6 +159,16 @@ class OpenAIModel:
                     await out
         if not finished:
             raise ModelError("the model's stream ended without a finish reason: the reply may be cut short")
+
+
+async def _as_async(items: Any) -> AsyncGenerator[Any, None]:
+    """Iterate a sync or an async iterable the same way."""
+    if hasattr(items, "__aiter__"):
+        async for x in items:
+            yield x
+    else:
+        for x in items:
+            yield x
 
 
 def _finished(chunk: Any) -> bool:
@@ -203,11 +204,8 @@ async def _model_chunks(
         raise ModelError(f"the model call failed: {type(e).__name__}: {e}") from e
     if isinstance(out, str):
         yield out
-    elif hasattr(out, "__aiter__"):
-        async for c in out:
-            yield str(c)
-    elif isinstance(out, Iterator) or hasattr(out, "__iter__"):
-        for c in out:
+    elif hasattr(out, "__aiter__") or hasattr(out, "__iter__"):
+        async for c in _as_async(out):
             yield str(c)
     else:
         raise UsageError(f"the model returned {type(out).__name__}; return str or an iterator of str chunks")

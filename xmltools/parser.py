@@ -24,7 +24,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Literal, NamedTuple, Protocol, TypeAlias, runtime_checkable
 
 from .errors import ConfigError, StreamClosedError, UsageError
 
@@ -250,36 +250,32 @@ class ToolUse:
 Block: TypeAlias = TextBlock | ToolUse
 
 
-@dataclass(frozen=True, slots=True)
-class TextDelta:
+class TextDelta(NamedTuple):
     """Raw text was added to the current text block (untrimmed)."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class ToolStarted:
-    """A tool call opened.  ``index`` is its position among the calls of the message."""
+class ToolStarted(NamedTuple):
+    """A tool call opened.  ``call_index`` is its position among the calls of the message."""
 
-    index: int
+    call_index: int
     name: str
     start: int
 
 
-@dataclass(frozen=True, slots=True)
-class ParamDelta:
+class ParamDelta(NamedTuple):
     """Raw characters were added to a parameter value (untrimmed)."""
 
-    index: int
+    call_index: int
     name: str
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCompleted:
+class ToolCompleted(NamedTuple):
     """A tool call's closing tag arrived; ``block.complete`` says whether it is fit to run."""
 
-    index: int
+    call_index: int
     block: ToolUse
 
 
@@ -408,14 +404,6 @@ def _strip_roo_content(s: str) -> str:
     return s
 
 
-def _undecided(w: str, lo: int, prefix_re: re.Pattern[str]) -> int:
-    """Where the window stops being decidable: the last '<' after ``lo`` that may still grow into a tag."""
-    j = w.rfind("<", lo)
-    if j >= 0 and prefix_re.match(w, j):
-        return j
-    return len(w)
-
-
 def _held_back(text: str, tag: str) -> int:
     """Length of the longest suffix of ``text`` that is a proper prefix of ``tag``."""
     for k in range(min(len(tag) - 1, len(text)), 0, -1):
@@ -483,7 +471,7 @@ class StreamParser:
     def feed(self, chunk: str) -> list[Event]:
         """Add text; return the events it caused.  Raises only for host misuse."""
         ln = len(chunk) if type(chunk) is str else -1
-        if ln >= self._room or ln < 0 or self._closed:
+        if ln >= self._room or ln < 0:  # also when closed: close() sets the room to -1
             chunk = self._check_chunk(chunk)
             ln = len(chunk)
         if not ln:
@@ -514,6 +502,22 @@ class StreamParser:
                     tool.param_emitted = new
                     return [ParamDelta(tool.index, tool.param, held + chunk if held else chunk)]
                 return [TextDelta(held + chunk if held else chunk)]
+        if ">" not in chunk and len(self._win) < 256 and st in (_TOOL, _PARAM):
+            # Every tag ends with '>', and the held-back tail is too short to hold a whole one:
+            # nothing can open or close here.  Inside a value, the part that cannot start the
+            # closing tag is value now.
+            self._win = w = self._win + chunk
+            if st == _PARAM:
+                tool = self._tool
+                assert tool is not None
+                base = self._wbase
+                safe = len(w) - len(tool.param_close) + 1
+                done = tool.param_emitted - base
+                if safe > done:
+                    tool.param_emitted = self._pos = base + safe
+                    if self._emit:
+                        return [ParamDelta(tool.index, tool.param, w[done:safe])]
+            return []
         self._win += chunk
         self._advance(False)
         ev = self._events
@@ -544,6 +548,7 @@ class StreamParser:
         if self._closed:
             return []
         self._closed = True
+        self._room = -1
         self._advance(True)
         return self._take_events()
 
@@ -580,14 +585,22 @@ class StreamParser:
         i = self._pos - base
         roo = self._roo
         vocab = self.vocab
+        emit = self._emit
+        events = self._events
         while True:
             st = self._state
             if st == _TEXT:
                 m = vocab.opener_re.search(w, i)
                 if m is None:
                     # wait if the end of the window may still become an opening tag
-                    j = n if final else _undecided(w, max(i, n - vocab.max_open), vocab.opener_prefix_re)
-                    self._emit_text(i, j, base, w)
+                    j = n
+                    if not final:
+                        lo = n - vocab.max_open
+                        j = w.rfind("<", i if i > lo else lo)
+                        if j < 0 or not vocab.opener_prefix_re.match(w, j):
+                            j = n
+                    if emit and j > i:
+                        events.append(TextDelta(w[i:j]))
                     i = j
                     break
                 j = m.start()
@@ -596,10 +609,10 @@ class StreamParser:
                 if not roo and (
                     self._char_before(j, w) == "`" or (self.fenced == "text" and self._fenced_at(base + j))
                 ):
-                    self._emit_text(i, j + 1, base, w)
+                    self._emit_text(i, j + 1, w)
                     i = j + 1
                     continue
-                self._emit_text(i, j, base, w)
+                self._emit_text(i, j, w)
                 if roo:
                     self._open_tool(name, base + j, base + k)
                 else:
@@ -635,7 +648,13 @@ class StreamParser:
                 assert tool is not None
                 m = _TAG_RE.search(w, i)
                 if m is None:
-                    i = n if final else _undecided(w, max(i, n - _MAX_TAG), _TAG_PREFIX_RE)
+                    j = n
+                    if not final:  # wait if the end of the window may still become a tag
+                        lo = n - _MAX_TAG
+                        j = w.rfind("<", i if i > lo else lo)
+                        if j < 0 or not _TAG_PREFIX_RE.match(w, j):
+                            j = n
+                    i = j
                     break
                 j = m.start()
                 k = m.end()
@@ -686,8 +705,14 @@ class StreamParser:
                 close = tool.param_close
                 k = w.find(close, i)
                 if k < 0:
-                    safe = max(i, n - len(close) + 1)
-                    self._emit_param(tool, base + safe, base, w)
+                    safe = n - len(close) + 1
+                    if safe < i:
+                        safe = i
+                    done = tool.param_emitted - base
+                    if safe > done:
+                        if emit:
+                            events.append(ParamDelta(tool.index, pname, w[done:safe]))
+                        tool.param_emitted = base + safe
                     i = safe
                     break
                 self._emit_param(tool, base + k, base, w)
@@ -706,7 +731,7 @@ class StreamParser:
         keep = i
         if self._state == _PENDING:
             keep = min(keep, self._opener[0] - base)
-        keep = max(keep - 1, 0)  # one character of look-behind for the backtick rule
+        keep = keep - 1 if keep > 0 else 0  # one character of look-behind for the backtick rule
         self._pos = base + i
         if keep:
             self._win = w[keep:]
@@ -725,14 +750,14 @@ class StreamParser:
         if upto - s0 > self.limits.max_param_chars:
             self._param_too_big(tool, pname, s0)
 
-    def _emit_text(self, a: int, b: int, base: int, w: str) -> None:
+    def _emit_text(self, a: int, b: int, w: str) -> None:
         if self._emit and b > a:
             self._events.append(TextDelta(w[a:b]))
 
     def _not_a_call(self, j: int, base: int, w: str) -> int:
         """The pending opening tag at window index ``j`` was prose: resume as text after its '<'."""
         self._state = _TEXT
-        self._emit_text(j, j + 1, base, w)
+        self._emit_text(j, j + 1, w)
         return j + 1
 
     def _emit_param(self, tool: _Tool, upto: int, base: int, w: str) -> None:

@@ -486,13 +486,9 @@ class BrowserSession:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(ctx.close(), t.close)
         if browser is not None:
-            if self.mode == "remote":
-                # disconnect only: the remote Chrome keeps running
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(browser.close(), t.close)
-            else:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(browser.close(), t.close)
+            # over CDP this disconnects; a remote Chrome keeps running, a local one is stopped below
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(browser.close(), t.close)
         await self._stop_process()
         self._inflight.clear()
         self._loading = False
