@@ -301,3 +301,14 @@ def test_end_to_end_in_chromium(site: str) -> None:
         assert t.ran is not None and t.ran.failure is not None and t.ran.failure.kind == "no_target"
         t = it.handle(CLOSE)
         assert t.state is State.IDLE
+
+
+async def test_a_fully_read_stream_keeps_every_call() -> None:
+    it, br = make()
+    s = it.stream()
+    text = LAUNCH + "\n" + CLOSE
+    for i in range(0, len(text), 7):
+        s.feed(text[i : i + 7])
+    t = await s.finish()  # the host read the whole stream: nothing was cut
+    assert not t.cut and t.assistant["content"] == text
+    assert [o.action for o in t.not_run] == ["close"] and [a.action for a in br.actions] == ["launch"]

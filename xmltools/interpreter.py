@@ -384,12 +384,11 @@ class TurnStream:
                     break
         return StreamUpdate(events, self._complete is not None)
 
-    async def finish(self, *, stopped: bool | None = None) -> Turn:
-        """End the message.  ``stopped=True`` says the host cut the stream after the first call.
+    async def finish(self, *, stopped: bool = False) -> Turn:
+        """End the message.  ``stopped=True`` says the host stopped reading the model's stream.
 
-        When cut, the assistant message in the history ends where that call ends,
-        and the turn is marked ``cut``.  By default, a stream is taken as cut
-        when text arrived after the first complete call.
+        When stopped after the first complete call, the assistant message in the
+        history ends where that call ends, and the turn is marked ``cut``.
         """
         if self._finished:
             raise UsageError("finish() was already called")
@@ -398,13 +397,11 @@ class TurnStream:
         text = self._parser.text
         blocks = self._parser.blocks()
         cut = False
-        if self._complete is not None:
+        if stopped and self._complete is not None:
             end = self._complete.span[1]
-            trailing = text[end:]
-            cut = bool(stopped) if stopped is not None else bool(trailing.strip())
-            if cut:
-                text = text[:end]
-                blocks = [b for b in blocks if b.span[0] < end]
+            cut = True
+            text = text[:end]
+            blocks = [b for b in blocks if b.span[0] < end]
         return await self._interp._interpret(text, blocks, cut=cut)
 
 
@@ -493,5 +490,5 @@ class SyncTurnStream:
     def feed(self, chunk: str) -> StreamUpdate:
         return self._inner.feed(chunk)
 
-    def finish(self, *, stopped: bool | None = None) -> Turn:
+    def finish(self, *, stopped: bool = False) -> Turn:
         return self._owner._call(self._inner.finish(stopped=stopped))

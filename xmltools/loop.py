@@ -291,9 +291,11 @@ async def arun_loop(
             apply_image_budget(history, interp.config.image_budget, placeholder)
             stream = interp.stream()
             chunks = _model_chunks(model, [dict(m) for m in history])
+            stopped = False
             try:
                 async for chunk in chunks:
                     if stream.feed(chunk).call_complete:
+                        stopped = True
                         break  # a model should not keep writing past its tool call
             except ModelError as e:
                 e.result = result  # type: ignore[attr-defined]
@@ -302,7 +304,7 @@ async def arun_loop(
                 await chunks.aclose()
             if not isinstance(model, OpenAIModel):
                 result.usage.calls += 1
-            turn = await stream.finish()
+            turn = await stream.finish(stopped=stopped)
             result.turns.append(turn)
             history.append(turn.assistant)
             await emit(LoopEvent("turn", index, turn))
