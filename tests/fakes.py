@@ -4,46 +4,35 @@ from __future__ import annotations
 
 from typing import Any
 
-from xmltools.results import ConsoleEntry, Failure, Observation, Screenshot, Viewport
-from xmltools.tools import Click, Close, Hover, Launch, Resize
+from xmltools.experiment import StubBrowser
+from xmltools.results import ConsoleEntry, Failure, Observation, Point, Screenshot
 
 SHOT = Screenshot(data=b"RIFF\x00\x00\x00\x00WEBPVP8 stand-in", format="webp", width=900, height=600)
 
 
-class FakeBrowser:
+class FakeBrowser(StubBrowser):
+    """The stub browser, plus a log of actions, a screenshot and console line, and failures on demand."""
+
     def __init__(self, fail: dict[str, Failure] | None = None) -> None:
-        self.viewport = Viewport(width=900, height=600)
-        self.open = False
-        self.url = ""
+        super().__init__()
         self.actions: list[Any] = []
         self.fail = fail or {}
         self.shutdowns = 0
 
-    @property
-    def is_open(self) -> bool:
-        return self.open
-
     async def run(self, action: Any) -> Observation | Failure | None:
         self.actions.append(action)
-        name = action.action
-        if name in self.fail:
-            f = self.fail[name]
+        f = self.fail.get(action.action)
+        if f is not None:
             if f.browser_closed:
                 self.open = False
             return f
-        if isinstance(action, Close):
-            self.open = False
-            return None
-        if isinstance(action, Launch):
-            self.open = True
-            self.url = action.url
-        if isinstance(action, Resize):
-            self.viewport = action.size
-        mouse = action.coordinate if isinstance(action, (Click, Hover)) else None
+        return await super().run(action)
+
+    def observation(self, action: Any, mouse: Point | None) -> Observation:
         return Observation(
             url=self.url,
             title="Stand-in",
-            console=(ConsoleEntry(type="log", text=f"did {name}"),),
+            console=(ConsoleEntry(type="log", text=f"did {action.action}"),),
             screenshot=SHOT,
             viewport=self.viewport,
             mouse=mouse,
@@ -51,9 +40,8 @@ class FakeBrowser:
 
     async def close(self) -> Failure | None:
         self.actions.append("close()")
-        self.open = False
-        return None
+        return await super().close()
 
     async def shutdown(self) -> None:
         self.shutdowns += 1
-        self.open = False
+        await super().shutdown()

@@ -47,6 +47,7 @@ from .transcript import (
 
 __all__ = [
     "Scores",
+    "StubBrowser",
     "TrialStats",
     "TurnDiff",
     "Variant",
@@ -236,11 +237,11 @@ def format_rerender(diffs: Sequence[TurnDiff], *, show_diff: bool = True) -> str
 # -- scoring ---------------------------------------------------------------------------------
 
 
-class _StubBrowser:
+class StubBrowser:
     """Every action succeeds with a bare observation: scoring measures the model's calls, not a page."""
 
-    def __init__(self, viewport: Viewport) -> None:
-        self.viewport = viewport
+    def __init__(self, viewport: Viewport | None = None) -> None:
+        self.viewport = viewport or Viewport(width=900, height=600)
         self.open = False
         self.url = "about:blank"
 
@@ -258,6 +259,9 @@ class _StubBrowser:
         if isinstance(action, Resize):
             self.viewport = action.size
         mouse: Point | None = action.coordinate if isinstance(action, (Click, Hover)) else None
+        return self.observation(action, mouse)
+
+    def observation(self, action: object, mouse: Point | None) -> Observation:
         return Observation(url=self.url, title="", viewport=self.viewport, mouse=mouse)
 
     async def close(self) -> Failure | None:
@@ -353,7 +357,7 @@ async def score_corpus(runs: Sequence[Sequence[str]], variant: Variant | None = 
     openers = [f"<{t.name}>" for t in registry.vocabulary]
     for run in runs:
         scores.runs += 1
-        interp = AsyncInterpreter(cfg, registry=registry, browser=_StubBrowser(cfg.viewport))
+        interp = AsyncInterpreter(cfg, registry=registry, browser=StubBrowser(cfg.viewport))
         for text in run:
             turn = await interp.handle(text)
             scores.messages += 1
