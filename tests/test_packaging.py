@@ -85,7 +85,15 @@ def test_wheel_ships_the_templates(tmp_path: Path) -> None:
     import zipfile
 
     with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
         z.extractall(site)
+    for shipped in (
+        "xmltools/py.typed",
+        "xmltools/templates/report.html.j2",
+        "xmltools/fixtures/site/app/index.html",
+        "xmltools/fixtures/transcripts/demo.jsonl",
+    ):
+        assert shipped in names, shipped
     # the dependencies come from this environment, without its editable xmltools
     deps = sysconfig.get_paths()["purelib"]
     Path(site, "deps.pth").write_text(deps + "\n")
