@@ -410,6 +410,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except XmltoolsError as e:
         print(f"xmltools: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (``xmltools parse | head``): stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return rc
 
 
