@@ -75,4 +75,9 @@ class MistakeLimitError(XmltoolsError):
 
 
 class ModelError(XmltoolsError):
-    """The model endpoint failed: an HTTP error or a dropped connection."""
+    """The model endpoint failed: an HTTP error or a dropped connection.
+
+    Raised from the chat loop, ``result`` holds the loop's result so far (the history is kept).
+    """
+
+    result: object = None

@@ -298,7 +298,7 @@ async def arun_loop(
                         stopped = True
                         break  # a model should not keep writing past its tool call
             except ModelError as e:
-                e.result = result  # type: ignore[attr-defined]
+                e.result = result
                 raise
             finally:
                 await chunks.aclose()

@@ -14,7 +14,7 @@ import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, TypeAlias, get_args
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple, TypeAlias, get_args
 from urllib.parse import unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
@@ -207,8 +207,7 @@ class Launch(_Action):
         return check_url(v.strip(), _ctx(info))
 
 
-class Click(_Action):
-    action: Literal["click"] = "click"
+class _PointAction(_Action):
     coordinate: Point
     params: ClassVar[tuple[str, ...]] = ("coordinate",)
     example: ClassVar[dict[str, str]] = {"coordinate": "450,300"}
@@ -219,8 +218,12 @@ class Click(_Action):
         return parse_coordinate(v, _ctx(info).viewport) if isinstance(v, str) else v
 
 
-class Hover(Click):
-    action: Literal["hover"] = "hover"  # type: ignore[assignment]
+class Click(_PointAction):
+    action: Literal["click"] = "click"
+
+
+class Hover(_PointAction):
+    action: Literal["hover"] = "hover"
 
 
 class Type(_Action):
@@ -321,6 +324,12 @@ def check_url(url: str, ctx: ActionContext) -> str:
 Handler: TypeAlias = Callable[[Any], Any] | Callable[[Any], Awaitable[Any]]
 
 
+class ParamInfo(NamedTuple):
+    name: str
+    description: str
+    required: bool
+
+
 @dataclass(frozen=True)
 class Tool:
     """A host tool: a name, a pydantic model of its parameters, a handler and a description.
@@ -351,12 +360,11 @@ class Tool:
     def syntax(self) -> ToolSyntax:
         return ToolSyntax(self.name, tuple(self.params.model_fields), self.raw)
 
-    def fields(self) -> list[dict[str, object]]:
+    def fields(self) -> list[ParamInfo]:
         """Each parameter with its description and whether it is required (for the prompt)."""
-        out: list[dict[str, object]] = []
-        for name, f in self.params.model_fields.items():
-            out.append({"name": name, "description": f.description or "", "required": f.is_required()})
-        return out
+        return [
+            ParamInfo(n, f.description or "", f.is_required()) for n, f in self.params.model_fields.items()
+        ]
 
 
 @dataclass(frozen=True)
@@ -523,7 +531,7 @@ class ToolRegistry:
         return self._host_example(tool) if tool else ""
 
     def _host_example(self, tool: Tool) -> str:
-        return format_call(tool.name, {f["name"]: "..." for f in tool.fields() if f["required"]})  # type: ignore[misc]
+        return format_call(tool.name, {f.name: "..." for f in tool.fields() if f.required})
 
     def _validate_browser(self, block: ToolUse, ctx: ActionContext) -> ValidCall | CallError:
         params = dict(block.params)

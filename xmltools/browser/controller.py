@@ -313,6 +313,7 @@ class BrowserSession:
         self._disconnected = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self._own_page = False
+        self._hooked: list[Page] = []  # pages whose events this session listens to
         self._downloads_seen = 0
         self._action_started = 0.0
         self._scratch: Page | None = None
@@ -449,7 +450,8 @@ class BrowserSession:
         self._page = page
         self._loading = False
         self._inflight.clear()
-        if not getattr(page, "_xt_hooked", False):
+        if page not in self._hooked:
+            self._hooked.append(page)
             page.on("console", self._on_console)
             page.on("pageerror", self._on_pageerror)
             page.on("request", self._on_request)
@@ -461,7 +463,6 @@ class BrowserSession:
             page.on("crash", self._on_crash)
             page.on("load", self._on_load)
             page.on("close", self._on_page_close)
-            page._xt_hooked = True  # type: ignore[attr-defined]
         assert self._context is not None
         self._cdp = await self._bounded(self._context.new_cdp_session(page), self.config.timeouts.action)
 
@@ -481,6 +482,7 @@ class BrowserSession:
             task.cancel()
         ctx, browser = self._context, self._browser
         self._page = self._cdp = self._scratch = None
+        self._hooked.clear()
         self._context = self._browser = None
         if ctx is not None and not self._disconnected:
             with contextlib.suppress(Exception):
