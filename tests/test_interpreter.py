@@ -312,3 +312,13 @@ async def test_a_fully_read_stream_keeps_every_call() -> None:
     t = await s.finish()  # the host read the whole stream: nothing was cut
     assert not t.cut and t.assistant["content"] == text
     assert [o.action for o in t.not_run] == ["close"] and [a.action for a in br.actions] == ["launch"]
+
+
+async def test_trim_history_keeps_the_newest_screenshots() -> None:
+    it, _ = make(Config(image_budget=1))
+    history: list[dict[str, object]] = []
+    for text in (LAUNCH, CLICK, CLICK):
+        history += (await it.handle(text)).messages
+    assert it.trim_history(history) == 2
+    kinds = [p["type"] for m in history if isinstance(m["content"], list) for p in m["content"]]  # type: ignore[union-attr]
+    assert kinds.count("image_url") == 1 and kinds[-1] == "image_url"

@@ -27,7 +27,7 @@ from .errors import MistakeLimitError, UsageError
 from .parser import Event as ParseEvent
 from .parser import StreamParser, ToolCompleted, ToolUse, parse
 from .protocol import Effect, Move, Session, State, Violation, event_for, plan_message
-from .render import Rendered, Renderer, to_message
+from .render import Rendered, Renderer, apply_image_budget, to_message
 from .results import Failure, Observation, Viewport
 from .tools import BROWSER_TOOL, CallError, ToolRegistry, ValidCall
 
@@ -174,6 +174,10 @@ class AsyncInterpreter:
     def system_prompt(self) -> str:
         files = bool(self.config.allowed_file_roots) or "file" in self.config.allowed_schemes
         return self.renderer.system_prompt(self.registry, self.viewport, file_urls=files)
+
+    def trim_history(self, messages: list[dict[str, Any]]) -> int:
+        """Keep the newest ``image_budget`` screenshots in ``messages`` (in place); return how many went."""
+        return apply_image_budget(messages, self.config.image_budget, self.renderer.image_dropped())
 
     def _browser_session(self) -> BrowserLike:
         if self._browser is None:
@@ -464,6 +468,9 @@ class Interpreter:
 
     def system_prompt(self) -> str:
         return self.core.system_prompt()
+
+    def trim_history(self, messages: list[dict[str, Any]]) -> int:
+        return self.core.trim_history(messages)
 
     def handle(self, text: str) -> Turn:
         return self._call(self.core.handle(text))

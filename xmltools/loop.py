@@ -23,6 +23,7 @@ from ._loop import run_sync
 from .config import Config
 from .errors import ModelError, UsageError
 from .interpreter import AsyncInterpreter, Turn
+from .render import apply_image_budget
 
 __all__ = [
     "LoopEvent",
@@ -211,24 +212,6 @@ async def _model_chunks(
         raise UsageError(f"the model returned {type(out).__name__}; return str or an iterator of str chunks")
 
 
-def apply_image_budget(messages: list[dict[str, Any]], budget: int, placeholder: str) -> int:
-    """Keep the newest ``budget`` images; replace older ones by a text part.  Returns how many went."""
-    seen = 0
-    dropped = 0
-    for msg in reversed(messages):
-        content = msg.get("content")
-        if not isinstance(content, list):
-            continue
-        for i in range(len(content) - 1, -1, -1):
-            part = content[i]
-            if isinstance(part, dict) and part.get("type") in ("image_url", "image"):
-                seen += 1
-                if seen > budget:
-                    content[i] = {"type": "text", "text": placeholder}
-                    dropped += 1
-    return dropped
-
-
 def turn_line(index: int, turn: Turn) -> str:
     """One line per turn, for progress on the command line."""
     head = f"turn {index + 1}:"
@@ -278,7 +261,6 @@ async def arun_loop(
     result = LoopResult("max_turns", history)
     if isinstance(model, OpenAIModel):
         result.usage = model.usage
-    placeholder = interp.renderer.image_dropped()
 
     async def emit(ev: LoopEvent) -> None:
         if on_event is not None:
@@ -288,7 +270,7 @@ async def arun_loop(
 
     try:
         for index in range(max_turns):
-            apply_image_budget(history, interp.config.image_budget, placeholder)
+            interp.trim_history(history)
             stream = interp.stream()
             chunks = _model_chunks(model, [dict(m) for m in history])
             stopped = False
@@ -322,7 +304,7 @@ async def arun_loop(
             if turn.mistake_limit_reached:
                 result.stop_reason = "mistake_limit"
                 break
-        apply_image_budget(history, interp.config.image_budget, placeholder)
+        interp.trim_history(history)
         await emit(LoopEvent("stop", len(result.turns), stop_reason=result.stop_reason))
         return result
     finally:

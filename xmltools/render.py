@@ -23,7 +23,16 @@ from .protocol import Policy, Violation
 from .results import Failure, Observation, Screenshot, Viewport
 from .tools import BROWSER_TOOL, DEFAULT_VIEWPORT, CallError, ToolRegistry
 
-__all__ = ["PROMPTS_DIR", "Rendered", "Renderer", "Shape", "neutralize", "render_html", "to_message"]
+__all__ = [
+    "PROMPTS_DIR",
+    "Rendered",
+    "Renderer",
+    "Shape",
+    "apply_image_budget",
+    "neutralize",
+    "render_html",
+    "to_message",
+]
 
 Shape = Literal["openai", "anthropic", "plain"]
 SHAPES: tuple[Shape, ...] = ("openai", "anthropic", "plain")
@@ -187,6 +196,24 @@ class Renderer:
 
     def image_dropped(self) -> str:
         return self.render("note/image_dropped.j2")
+
+
+def apply_image_budget(messages: list[dict[str, Any]], budget: int, placeholder: str) -> int:
+    """Keep the newest ``budget`` images; replace older ones by a text part.  Returns how many went."""
+    seen = 0
+    dropped = 0
+    for msg in reversed(messages):
+        content = msg.get("content")
+        if not isinstance(content, list):
+            continue
+        for i in range(len(content) - 1, -1, -1):
+            part = content[i]
+            if isinstance(part, dict) and part.get("type") in ("image_url", "image"):
+                seen += 1
+                if seen > budget:
+                    content[i] = {"type": "text", "text": placeholder}
+                    dropped += 1
+    return dropped
 
 
 def render_html(template: str, **context: Any) -> str:
