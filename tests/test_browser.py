@@ -352,3 +352,45 @@ def test_image_size_reader() -> None:
     assert image_size(png) == (900, 600)
     with pytest.raises(ValueError):
         image_size(b"GIF89a....")
+
+
+async def test_webp_falls_back_to_png_when_the_browser_cannot_encode_it(
+    browser: BrowserSession, site: str
+) -> None:
+    from playwright.async_api import Error as PlaywrightError
+
+    ok(await browser.launch(site + "/form.html"))
+    cdp = browser._cdp
+    assert cdp is not None
+    real_send = cdp.send
+
+    async def no_webp(method: str, params: dict[str, object] | None = None) -> dict[str, object]:
+        if method == "Page.captureScreenshot" and (params or {}).get("format") == "webp":
+            raise PlaywrightError("Protocol error: unsupported format")
+        return await real_send(method, params)  # type: ignore[arg-type]
+
+    cdp.send = no_webp  # type: ignore[method-assign]
+    obs = ok(await browser.hover(Point(x=10, y=10)))
+    assert obs.screenshot is not None and obs.screenshot.format == "png"
+    assert image_size(obs.screenshot.data) == (900, 600)
+
+
+async def test_device_scale_factor_gives_a_sharper_screenshot(site: str) -> None:
+    async with BrowserSession(BrowserConfig(device_scale_factor=2)) as b:
+        obs = ok(await b.launch(site + "/form.html"))
+        assert obs.viewport == Viewport(width=900, height=600)
+        assert obs.screenshot is not None and (obs.screenshot.width, obs.screenshot.height) == (1800, 1200)
+        assert obs.screenshot.format == "png"  # WebP is not available at a scale factor other than 1
+        ok(await b.hover(Point(x=5, y=5)))
+        assert await js(b, "devicePixelRatio") == 2  # taking screenshots keeps the page's pixel ratio
+
+
+async def test_device_scale_factor_screenshot_of_a_scrolled_page(site: str) -> None:
+    async with BrowserSession(BrowserConfig(device_scale_factor=2, screenshot_format="png")) as b:
+        ok(await b.launch(site + "/long.html"))
+        top = ok(await b.hover(Point(x=5, y=5)))
+        down = ok(await b.scroll("down"))
+        assert down.screenshot is not None and (down.screenshot.width, down.screenshot.height) == (1800, 1200)
+        assert (
+            top.screenshot is not None and down.screenshot.data != top.screenshot.data
+        )  # the visible part moved

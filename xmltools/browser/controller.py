@@ -710,15 +710,26 @@ class BrowserSession:
         params: dict[str, Any] = {"format": fmt, "captureBeyondViewport": False, "fromSurface": True}
         if fmt != "png":
             params["quality"] = self.config.screenshot_quality
+        if self.config.device_scale_factor != 1:
+            # A clipped protocol capture would drop this page's emulated pixel ratio, so Playwright's
+            # own screenshot takes this case; it has no WebP, which then falls back to PNG.
+            page = self._require_page()
+            kind: Literal["png", "jpeg"] = "jpeg" if fmt == "jpeg" else "png"
+            quality = self.config.screenshot_quality if kind == "jpeg" else None
+            data = await self._bounded(
+                page.screenshot(type=kind, quality=quality, scale="device", timeout=t.screenshot * 1000),
+                t.screenshot + 1,
+            )
+            w, h = image_size(data)
+            return Screenshot(data=data, format=kind, width=w, height=h)
         try:
             res = await self._bounded(cdp.send("Page.captureScreenshot", params), t.screenshot)
         except PlaywrightError:
             if fmt == "png":
                 raise
             fmt = "png"  # this browser cannot encode the chosen format: fall back to PNG
-            res = await self._bounded(
-                cdp.send("Page.captureScreenshot", {"format": "png", "fromSurface": True}), t.screenshot
-            )
+            params = {k: v for k, v in params.items() if k != "quality"} | {"format": "png"}
+            res = await self._bounded(cdp.send("Page.captureScreenshot", params), t.screenshot)
         data = base64.b64decode(res["data"])
         w, h = image_size(data)
         return Screenshot(data=data, format=fmt, width=w, height=h)
