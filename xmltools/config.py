@@ -37,6 +37,7 @@ class Config(BaseModel):
         "webp", description="PNG for models that need it"
     )
     screenshot_quality: int = Field(75, ge=0, le=100, description="for webp and jpeg")
+    device_scale_factor: float = Field(1.0, gt=0, le=4, description="2 for sharper screenshots (PNG)")
     headless: bool = True
     executable: str | None = Field(None, description="a Chromium or Chrome; found on its own when unset")
     remote: str | None = Field(

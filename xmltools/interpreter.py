@@ -192,6 +192,7 @@ class AsyncInterpreter:
                     viewport=c.viewport,
                     screenshot_format=c.screenshot_format,
                     screenshot_quality=c.screenshot_quality,
+                    device_scale_factor=c.device_scale_factor,
                     downloads_dir=c.downloads_dir,
                     timeouts=Timeouts(
                         launch=c.launch_timeout,
