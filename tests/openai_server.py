@@ -56,14 +56,7 @@ class ScriptedServer:
                     server.requests.append(body)
                     failure = server.fail_next.pop(0) if server.fail_next else None
                 if failure == "500":
-                    payload = json.dumps(
-                        {"error": {"message": "scripted failure", "type": "server_error"}}
-                    ).encode()
-                    self.send_response(500)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
+                    self._json(500, {"error": {"message": "scripted failure", "type": "server_error"}})
                     return
                 reply = server.script(body)
                 usage = {
@@ -72,27 +65,18 @@ class ScriptedServer:
                 }
                 usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
                 if not body.get("stream"):
-                    payload = json.dumps(
+                    message = {"role": "assistant", "content": reply}
+                    self._json(
+                        200,
                         {
                             "id": "chatcmpl-scripted",
                             "object": "chat.completion",
                             "created": int(time.time()),
                             "model": body.get("model", "scripted"),
-                            "choices": [
-                                {
-                                    "index": 0,
-                                    "message": {"role": "assistant", "content": reply},
-                                    "finish_reason": "stop",
-                                }
-                            ],
+                            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
                             "usage": usage,
-                        }
-                    ).encode()
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
+                        },
+                    )
                     return
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
@@ -123,6 +107,14 @@ class ScriptedServer:
                     with server.lock:
                         server.cut_streams += 1
                 self.close_connection = True
+
+            def _json(self, status: int, data: dict[str, Any]) -> None:
+                payload = json.dumps(data).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
 
             def _event(self, data: dict[str, Any], body: dict[str, Any]) -> None:
                 data = {
