@@ -287,11 +287,15 @@ Event: TypeAlias = TextDelta | ToolStarted | ParamDelta | ToolCompleted
 
 
 class _Rope:
-    """Append-only text with cheap slicing; small chunks are merged so memory stays near 1x."""
+    """Append-only text with cheap slicing; small chunks are merged so memory stays near 1x.
+
+    StreamParser.feed appends to ``_tail`` itself (the hot path of streaming), then calls
+    ``_merge`` once the tail reaches ``MERGE`` characters.
+    """
 
     __slots__ = ("_parts", "_starts", "_tail", "_tail_len", "length")
 
-    _MERGE = 4096
+    MERGE = 4096
 
     def __init__(self) -> None:
         self._parts: list[str] = []
@@ -299,13 +303,6 @@ class _Rope:
         self._tail: list[str] = []
         self._tail_len = 0
         self.length = 0
-
-    def append(self, s: str) -> None:
-        self._tail.append(s)
-        self._tail_len += len(s)
-        self.length += len(s)
-        if self._tail_len >= self._MERGE:
-            self._merge()
 
     def _merge(self) -> None:
         self._starts.append(self.length - self._tail_len)
@@ -483,7 +480,7 @@ class StreamParser:
         rope._tail.append(chunk)
         rope._tail_len += ln
         rope.length = new = length + ln
-        if rope._tail_len >= 4096:
+        if rope._tail_len >= rope.MERGE:
             rope._merge()
         st = self._state
         if st != _PENDING and "<" not in chunk:
@@ -708,11 +705,7 @@ class StreamParser:
                     safe = n - len(close) + 1
                     if safe < i:
                         safe = i
-                    done = tool.param_emitted - base
-                    if safe > done:
-                        if emit:
-                            events.append(ParamDelta(tool.index, pname, w[done:safe]))
-                        tool.param_emitted = base + safe
+                    self._emit_param(tool, base + safe, base, w)
                     i = safe
                     break
                 self._emit_param(tool, base + k, base, w)
