@@ -17,6 +17,7 @@ bench: $(STAMP) browser
 	mkdir -p bench/results
 	$(BIN)/python bench/bench_parser.py --json bench/results/parser.json
 	$(BIN)/python bench/bench_browser.py --json bench/results/browser.json
+	$(BIN)/python bench/bench_pool.py --json bench/results/pool.json
 
 lint: $(STAMP)
 	$(BIN)/ruff check xmltools tests bench

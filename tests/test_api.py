@@ -23,7 +23,7 @@ def test_public_names_are_in_all() -> None:
     assert public <= set(xmltools.__all__), public - set(xmltools.__all__)
 
 
-PURE = {"errors", "parser", "protocol", "tools", "results", "config"}
+PURE = {"errors", "parser", "protocol", "tools", "results", "config", "urlpolicy", "quoting"}
 
 
 def test_the_pure_core_imports_only_the_pure_core() -> None:

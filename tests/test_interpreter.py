@@ -90,7 +90,9 @@ async def test_one_tool_per_message() -> None:
     t = await it.handle(LAUNCH + "\nThen:\n" + CLICK + "\n" + CLOSE)
     assert [a.action for a in br.actions] == ["launch"]
     assert [o.action for o in t.not_run] == ["click", "close"]
-    assert text_of(t).count("Not run:") == 2
+    assert text_of(t).count("Not run:") == 1  # one note for both
+    assert "Not run: 2 more calls (<browser_action> click, <browser_action> close)" in text_of(t)
+    assert t.not_run[0].text.startswith("Not run:") and t.not_run[1].text == ""
 
 
 async def test_broken_calls_and_invalid_parameters_are_mistakes() -> None:

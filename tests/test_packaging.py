@@ -43,7 +43,7 @@ def render_all():
         r.violation(Violation("launch_first"), "browser_action", "click").text,
         r.browser_failure("click", Failure(kind="timeout", message="slow")).text,
         r.tool_failure("t", "boom").text,
-        r.not_run("browser_action", "close", "browser_action").text,
+        r.not_run([("browser_action", "close")], "browser_action").text,
         r.mistake_limit(3, 3).text,
         r.no_tool().text,
         r.auto_closed("t").text,

@@ -109,7 +109,15 @@ CASES: dict[str, Callable[[], Rendered | str]] = {
         "launch", Failure(kind="launch", message="Chromium exited at start-up.")
     ),
     "error_tool": lambda: R.tool_failure("write_note", "disk full"),
-    "note_not_run": lambda: R.not_run("browser_action", "close", "browser_action"),
+    "note_not_run": lambda: R.not_run([("browser_action", "close")], "browser_action"),
+    "note_not_run_many": lambda: R.not_run(
+        [("browser_action", "click")] * 3
+        + [("write_note", None), ("browser_action", "x" * 200)]
+        + [("browser_action", f"a{i}") for i in range(6)],
+        "browser_action",
+    ),
+    "note_more_errors": lambda: R.more_errors(99_997),
+    "error_message_too_large": lambda: R.message_too_large(8_000_000),
     "note_mistake_limit": lambda: R.mistake_limit(3, 3),
     "note_no_tool": R.no_tool,
     "note_auto_closed": lambda: R.auto_closed("write_note"),
@@ -138,7 +146,7 @@ def test_golden_text(case: str) -> None:
 def test_golden_message_shapes(case: str, shape: str) -> None:
     out = CASES[case]()
     assert isinstance(out, Rendered)
-    parts = [out, R.not_run("browser_action", "close", "browser_action")]
+    parts = [out, R.not_run([("browser_action", "close")], "browser_action")]
     msg = to_message(parts, shape)  # type: ignore[arg-type]
     check_golden(f"{case}.{shape}.json", json.dumps(msg, indent=2) + "\n")
 
@@ -198,7 +206,7 @@ def test_overrides_win_and_change_the_hashes(tmp_path: Path) -> None:
     (tmp_path / "result" / "close.j2").write_text("Closed. ({{ tool }})\n")
     r = Renderer(tmp_path)
     assert r.close_result().text == "Closed. (browser_action)"
-    assert r.not_run("a", None, None).text == R.not_run("a", None, None).text  # the rest is bundled
+    assert r.not_run([("a", None)], None).text == R.not_run([("a", None)], None).text  # the rest is bundled
     h0, h1 = R.template_hashes(), r.template_hashes()
     assert set(h0) == set(h1)
     assert [k for k in h0 if h0[k] != h1[k]] == ["result/close.j2"]

@@ -11,6 +11,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fakes import FakeBrowser
@@ -19,6 +20,7 @@ from xmltools import ConfigError
 from xmltools.config import Config
 from xmltools.interpreter import AsyncInterpreter
 from xmltools.report import build_report, write_report
+from xmltools.results import ConsoleEntry, Observation, Point
 from xmltools.transcript import (
     AssistantRecord,
     Header,
@@ -231,16 +233,21 @@ async def test_report_opens_from_disk_with_images_and_markers(
 ) -> None:
     from xmltools.browser.controller import BrowserConfig, BrowserSession
     from xmltools.results import Viewport
+    from xmltools.urlpolicy import UrlPolicy
 
     out, _ = demo_run
     html = write_report(tmp_path / "report.html", out)
     text = html.read_text()
     assert "file://" not in text and "run.shots" not in text  # self-contained: images are embedded
-    async with BrowserSession(BrowserConfig(viewport=Viewport(width=1400, height=1000))) as b:
+    files = UrlPolicy(allowed_file_roots=(tmp_path,))
+    async with BrowserSession(
+        BrowserConfig(viewport=Viewport(width=1400, height=1000), url_policy=files)
+    ) as b:
         obs = await b.launch(html.as_uri())
         assert b.page is not None, obs
-        info = await b.page.evaluate(
-            """() => {
+        info = await b.on_page(
+            lambda page: page.evaluate(
+                """() => {
               const imgs = [...document.querySelectorAll('.shot img')];
               const markers = [...document.querySelectorAll('.marker')].map(m => {
                 const shot = m.parentElement, img = shot.querySelector('img');
@@ -252,6 +259,7 @@ async def test_report_opens_from_disk_with_images_and_markers(
               return {images: imgs.length, loaded: imgs.filter(i => i.complete && i.naturalWidth === 900).length,
                       markers, errors: document.querySelectorAll('.error').length};
             }"""
+            )
         )
     assert info["images"] == 12 and info["loaded"] == 12
     assert len(info["markers"]) == 4  # the four clicks of the demo
@@ -309,3 +317,82 @@ def test_cli_replay_serves_records_and_reports(tmp_path: Path) -> None:
         timeout=120,
     )
     assert r.returncode == 0 and "15 steps replayed (offline): no drift" in r.stdout
+
+
+# -- text UTF-8 cannot encode (issue 10, item 7) ------------------------------------------------------
+
+
+class OddPage(FakeBrowser):
+    """A page whose title, console or notes hold what UTF-8 cannot encode (lone surrogates)."""
+
+    def __init__(self, **odd: Any) -> None:
+        super().__init__()
+        self.odd = odd
+
+    def observation(self, action: Any, mouse: Point | None) -> Observation:
+        return super().observation(action, mouse).model_copy(update=self.odd)
+
+
+ODD = "T\udc00 and \ud83d, one\u2028two\x85three"  # two lone surrogates, and two characters splitlines() cuts at
+
+
+@pytest.mark.parametrize("where", ["title", "console", "notes", "assistant", "message", "header"])
+async def test_lone_surrogates_are_escaped_and_every_record_is_written(tmp_path: Path, where: str) -> None:
+    page = {"title": ODD} if where == "title" else {}
+    page |= {"console": (ConsoleEntry(type="log", text=ODD),)} if where == "console" else {}
+    page |= {"notes": (ODD,)} if where == "notes" else {}
+    it = AsyncInterpreter(Config(), browser=OddPage(**page))
+    said = [ba("launch", url="http://127.0.0.1:9/"), ba("click", coordinate="1,1")]
+    if where == "assistant":
+        said[1] = ODD + "\n" + said[1]
+    path = tmp_path / "odd.jsonl"
+    with TranscriptWriter(path, Header(title=ODD if where == "header" else None)) as w:  # this raised
+        w.message("user", ODD if where == "message" else "the task")
+        for m in said:
+            w.turn(await it.handle(m))
+    text = path.read_bytes().decode("utf-8")  # strict: the file is valid UTF-8
+    lines = text.split("\n")
+    assert lines[-1] == "" and len(lines) - 1 == 6  # header, task, and two (assistant, result) pairs
+    assert all(isinstance(json.loads(ln), dict) for ln in lines[:-1])
+    assert "\\udc00" in text and "\\ud83d" in text
+    t = load_transcript(path)  # reads back the very same strings, with no line cut in two
+    assert len(t.records) == 5 and [a.content for a in t.assistant_messages] == said
+    results = [r for r in t.records if isinstance(r, ToolResultRecord)]
+    assert [r.status for r in results] == ["ok", "ok"]
+    obs = results[1].observation
+    assert obs is not None
+    got = {
+        "title": obs.title,
+        "console": obs.console[0].text,
+        "notes": obs.notes[0] if obs.notes else "",
+        "assistant": t.assistant_messages[1].content.split("\n")[0],
+        "message": t.records[0].content,  # type: ignore[union-attr]
+        "header": t.header.title,
+    }
+    assert got[where] == ODD
+
+
+async def test_a_line_separator_inside_a_string_does_not_cut_the_record(tmp_path: Path) -> None:
+    text = "one\u2028two\u2029three\x85four\x1cfive"  # str.splitlines() cuts at each of these
+    it = AsyncInterpreter(Config(), browser=OddPage(title=text))
+    with TranscriptWriter(tmp_path / "sep.jsonl") as w:
+        w.turn(await it.handle(ba("launch", url="http://127.0.0.1:9/")))
+    [_, result] = load_transcript(tmp_path / "sep.jsonl").records
+    assert isinstance(result, ToolResultRecord) and result.observation is not None
+    assert result.observation.title == text
+
+
+async def test_a_turn_of_many_calls_is_synced_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real(fd))
+    it = AsyncInterpreter(Config(), browser=FakeBrowser())
+    t = await it.handle(ba("launch", url="http://127.0.0.1:9/") + ba("close") * 5_000)
+    with TranscriptWriter(tmp_path / "many.jsonl") as w:
+        synced.clear()
+        started = time.perf_counter()
+        w.turn(t)
+        elapsed = time.perf_counter() - started
+    assert len(synced) == 1 and elapsed < 20  # one fsync per record (and a quadratic index) took minutes
+    records = load_transcript(tmp_path / "many.jsonl").records
+    assert len(records) == 5_002 and [r.call.index for r in records[-3:]] == [4_998, 4_999, 5_000]  # type: ignore[union-attr]

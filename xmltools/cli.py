@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .errors import UsageError, XmltoolsError
+from .errors import BrowserError, UsageError, XmltoolsError
 from .parser import BROWSER_ACTION, StreamParser, ToolSyntax, parse
 
 if TYPE_CHECKING:
@@ -226,7 +226,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             with serve_directory(d) as base:
                 cfg = BrowserConfig(executable=args.executable, remote=args.remote)
                 async with BrowserSession(cfg) as b:
-                    res = await b.launch(base + "/index.html")
+                    try:
+                        res = await b.launch(base + "/index.html")
+                    except BrowserError as e:
+                        fix = install_hint() if not args.remote else ""
+                        step(False, f"launch and load a page: {e}", fix)
+                        return 1
                     if isinstance(res, Failure):
                         fix = install_hint() if res.kind == "launch" and not args.remote else ""
                         step(False, f"launch and load a page: {res.message}", fix)

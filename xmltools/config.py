@@ -22,6 +22,7 @@ from .parser import Limits
 from .protocol import Policy
 from .results import Viewport
 from .tools import ActionContext, parse_size
+from .urlpolicy import UrlPolicy
 
 __all__ = ["Config"]
 
@@ -63,6 +64,20 @@ class Config(BaseModel):
     allowed_file_roots: tuple[Path, ...] = Field((), description="folders file:// URLs may point into")
     allowed_schemes: tuple[str, ...] = Field((), description="URL schemes allowed besides http and https")
     max_text_chars: int = Field(10_000, ge=1, description="the longest text the type action accepts")
+    allowed_origins: tuple[str, ...] = Field(
+        (), description="origin globs pages may open (https://*.example.com, http://localhost:*); empty: any"
+    )
+    blocked_origins: tuple[str, ...] = Field((), description="origin globs never opened; a block wins")
+    allow_link_local: bool = Field(False, description="allow 169.254.0.0/16 and cloud metadata addresses")
+
+    # the caps on what the model is shown
+    max_console_entries: int = Field(50, ge=2, description="console entries per result (first and last half)")
+    max_console_entry_chars: int = Field(1_000, ge=80, description="the length of one console entry")
+    max_title_chars: int = Field(300, ge=40)
+    max_notes: int = Field(20, ge=2, description="notes per result")
+    max_console_chars: int = Field(8_000, ge=200, description="all console entries of one result together")
+    max_note_chars: int = Field(300, ge=80)
+    max_result_chars: int = Field(20_000, ge=1_000, description="the whole text of one result")
 
     # the conversation
     shape: Literal["openai", "anthropic", "plain"] = "openai"
@@ -77,6 +92,15 @@ class Config(BaseModel):
     @classmethod
     def _viewport(cls, v: object) -> object:
         return parse_size(v) if isinstance(v, str) else v
+
+    @field_validator("allowed_origins", "blocked_origins", mode="before")
+    @classmethod
+    def _origins(cls, v: object) -> object:
+        if isinstance(v, str):
+            v = tuple(x for x in v.replace(",", " ").split() if x)
+        if isinstance(v, (list, tuple)):
+            UrlPolicy(allowed_origins=tuple(str(x) for x in v))  # a bad pattern raises ValueError here
+        return v
 
     @field_validator("allowed_file_roots", "allowed_schemes", mode="before")
     @classmethod
@@ -93,7 +117,13 @@ class Config(BaseModel):
             allowed_file_roots=self.allowed_file_roots,
             allowed_schemes=frozenset(s.lower() for s in self.allowed_schemes),
             max_text_chars=self.max_text_chars,
+            allowed_origins=self.allowed_origins,
+            blocked_origins=self.blocked_origins,
+            allow_link_local=self.allow_link_local,
         )
+
+    def url_policy(self) -> UrlPolicy:
+        return self.action_context().url_policy
 
     def limits(self) -> Limits:
         return Limits(max_message_chars=self.max_message_chars, max_param_chars=self.max_param_chars)

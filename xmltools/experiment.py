@@ -326,7 +326,8 @@ def load_corpus(paths: Iterable[str | Path]) -> list[list[str]]:
     runs: list[list[str]] = []
     for p in paths:
         path = Path(p)
-        lines = [ln for ln in path.read_text().splitlines() if ln.strip()]
+        # "\n" ends a line; splitlines() would also cut at U+2028 or U+0085 inside a JSON string
+        lines = [ln for ln in path.read_text(encoding="utf-8").split("\n") if ln.strip()]
         if not lines:
             continue
         first = json.loads(lines[0])

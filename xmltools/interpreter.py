@@ -17,19 +17,22 @@ import inspect
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
 from ._loop import LoopThread
 from .config import Config
-from .errors import MistakeLimitError, UsageError
+from .errors import BrowserError, MistakeLimitError, UsageError
 from .parser import Event as ParseEvent
 from .parser import StreamParser, ToolCompleted, ToolUse, parse
 from .protocol import Effect, Move, Session, State, Violation, event_for, plan_message
 from .render import Rendered, Renderer, apply_image_budget, to_message
 from .results import Failure, Observation, Viewport
 from .tools import BROWSER_TOOL, CallError, ToolRegistry, ValidCall
+
+if TYPE_CHECKING:
+    from .browser.pool import BrowserPool
 
 __all__ = [
     "AsyncInterpreter",
@@ -42,6 +45,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+ERRORS_SHOWN = 3  # broken calls in one message whose errors are spelled out; the rest are counted
 
 
 @runtime_checkable
@@ -73,7 +77,8 @@ class CallOutcome:
     error: CallError | None = None
     violation: str | None = None
     output: str | None = None  # a host tool's result
-    text: str = ""  # what was rendered back to the model about this call
+    text: str = ""  # what was rendered back to the model about this call ("" when an earlier call's
+    #                 error or note covers it: the calls not run share one note, repeated errors show once)
 
 
 @dataclass
@@ -91,6 +96,7 @@ class Turn:
     completed: bool = False  # a host tool marked as completing ran
     cut: bool = False  # the assistant's stream was stopped after its first complete call
     idle_closed: bool = False
+    too_large: bool = False  # the message passed max_message_chars: the model is told, as a mistake
     notes: list[str] = field(default_factory=list)  # rendered notes that belong to no single call
 
     @property
@@ -135,8 +141,10 @@ class AsyncInterpreter:
         renderer: Renderer | None = None,
         browser: BrowserLike | None = None,
         clock: Callable[[], float] = time.monotonic,
+        pool: BrowserPool | None = None,
     ) -> None:
         self.config = config or Config()
+        self.pool = pool  # None: the process-wide pool
         self.registry = registry or ToolRegistry()
         self.renderer = renderer or Renderer(self.config.templates, policy=self.config.policy)
         self.session = Session(
@@ -181,27 +189,9 @@ class AsyncInterpreter:
 
     def _browser_session(self) -> BrowserLike:
         if self._browser is None:
-            from .browser.controller import BrowserConfig, BrowserSession, Timeouts
+            from .browser.controller import BrowserConfig, BrowserSession
 
-            c = self.config
-            self._browser = BrowserSession(
-                BrowserConfig(
-                    executable=c.executable,
-                    remote=c.remote,
-                    headless=c.headless,
-                    viewport=c.viewport,
-                    screenshot_format=c.screenshot_format,
-                    screenshot_quality=c.screenshot_quality,
-                    device_scale_factor=c.device_scale_factor,
-                    downloads_dir=c.downloads_dir,
-                    timeouts=Timeouts(
-                        launch=c.launch_timeout,
-                        navigation=c.navigation_timeout,
-                        action=c.action_timeout,
-                        settle=c.settle_timeout,
-                    ),
-                )
-            )
+            self._browser = BrowserSession(BrowserConfig.from_config(self.config), pool=self.pool)
         return self._browser
 
     # -- whole messages -------------------------------------------------------------
@@ -225,7 +215,11 @@ class AsyncInterpreter:
     async def _interpret(self, text: str, blocks: list[Any], *, cut: bool) -> Turn:
         now = self._clock()
         parts: list[Rendered] = []
+        too_large = _too_large(blocks)
+        if too_large:  # the history keeps what was read, as it does for a stream
+            text = text[: self.config.max_message_chars]
         turn = Turn(assistant={"role": "assistant", "content": text}, result=None, blocks=blocks, cut=cut)
+        turn.too_large = too_large
 
         if self.session.idle_expired(now):
             if self._browser is not None:
@@ -241,15 +235,32 @@ class AsyncInterpreter:
         success = False
         ran_name: str | None = None
 
-        for broken in plan.broken:
-            err = self.registry.validate(broken, self.config.action_context(self.viewport))
+        if too_large:
+            note = self.renderer.message_too_large(self.config.max_message_chars)
+            parts.append(note)
+            turn.notes.append(note.text)
+            mistake = True
+
+        ctx = self.config.action_context(self.viewport)
+        shown: set[str] = set()
+        for n, broken in enumerate(plan.broken):
+            err = self.registry.validate(broken, ctx)
             assert isinstance(err, CallError)
-            r = self.renderer.call_error(err)
-            parts.append(r)
+            # the errors of the first few are spelled out, each once; the rest are counted in one note
+            r = self.renderer.call_error(err) if n < ERRORS_SHOWN else None
+            if r is not None and r.text not in shown:
+                shown.add(r.text)
+                parts.append(r)
             turn.outcomes.append(
-                CallOutcome(broken, "invalid", broken.name, _action_of(broken), error=err, text=r.text)
+                CallOutcome(
+                    broken, "invalid", broken.name, _action_of(broken), error=err, text=r.text if r else ""
+                )
             )
             mistake = True
+        if len(plan.broken) > len(shown):
+            note = self.renderer.more_errors(len(plan.broken) - len(shown))
+            parts.append(note)
+            turn.notes.append(note.text)
 
         if plan.run is not None:
             outcome, rendered, ok = await self._run_call(plan.run, turn)
@@ -260,10 +271,14 @@ class AsyncInterpreter:
                 mistake = True
             success = ok
 
-        for later in plan.not_run:
-            r = self.renderer.not_run(later.name, _action_of(later), ran_name)
+        if plan.not_run:
+            # one note for all of them, however many: it is the first one's text; the rest have none
+            r = self.renderer.not_run([(c.name, _action_of(c)) for c in plan.not_run], ran_name)
             parts.append(r)
-            turn.outcomes.append(CallOutcome(later, "not_run", later.name, _action_of(later), text=r.text))
+            for k, later in enumerate(plan.not_run):
+                turn.outcomes.append(
+                    CallOutcome(later, "not_run", later.name, _action_of(later), text="" if k else r.text)
+                )
 
         if success and not mistake:
             self.session.success()
@@ -320,22 +335,37 @@ class AsyncInterpreter:
     ) -> tuple[CallOutcome, list[Rendered], bool]:
         action = checked.action or ""
         browser = self._browser_session()
-        result = await browser.run(checked.args)
+        try:
+            result = await browser.run(checked.args)
+        except BrowserError:
+            self.session.browser_lost()  # the host's problem: raised to the host, the state stays sound
+            raise
         self.session.touch(self._clock())
         if isinstance(result, Failure):
             if result.browser_closed or not browser.is_open:
                 self.session.browser_lost()
+            # a browser failure is not the model's mistake: it neither counts nor resets the count
             return (
                 CallOutcome(call, "failed", call.name, action, failure=result),
-                [self.renderer.browser_failure(action, result)],
+                [self._capped(self.renderer.browser_failure(action, result))],
                 False,
             )
         if result is None:  # close
             return CallOutcome(call, "ok", call.name, action), [self.renderer.close_result()], True
         return (
             CallOutcome(call, "ok", call.name, action, observation=result),
-            [self.renderer.browser_result(action, result)],
+            [self._capped(self.renderer.browser_result(action, result))],
             True,
+        )
+
+    def _capped(self, r: Rendered) -> Rendered:
+        """The last bound on what one result may say: ``max_result_chars``, with the cut stated."""
+        limit = self.config.max_result_chars
+        if len(r.text) <= limit:
+            return r
+        cut = len(r.text) - (limit - 80)
+        return replace(
+            r, text=f"{r.text[: limit - 80]}\n… ({cut:,} more characters of this result were left out)"
         )
 
     async def _run_host(
@@ -410,6 +440,12 @@ class TurnStream:
         return await self._interp._interpret(text, blocks, cut=cut)
 
 
+def _too_large(blocks: list[Any]) -> bool:
+    """The parser marks a message past ``max_message_chars`` with a diagnostic on its last block."""
+    last = blocks[-1] if blocks else None
+    return last is not None and any(d.code == "message_too_large" for d in last.diagnostics)
+
+
 def _action_of(call: ToolUse) -> str | None:
     return call.params.get("action") if call.name == BROWSER_TOOL else None
 
@@ -440,10 +476,11 @@ class Interpreter:
         renderer: Renderer | None = None,
         browser: BrowserLike | None = None,
         clock: Callable[[], float] = time.monotonic,
+        pool: BrowserPool | None = None,
     ) -> None:
         self._loop = LoopThread("xmltools-interpreter")
         self.core = AsyncInterpreter(
-            config, registry=registry, renderer=renderer, browser=browser, clock=clock
+            config, registry=registry, renderer=renderer, browser=browser, clock=clock, pool=pool
         )
 
     def _call(self, coro: Coroutine[Any, Any, T]) -> T:

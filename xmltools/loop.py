@@ -290,7 +290,7 @@ async def arun_loop(
             result.turns.append(turn)
             history.append(turn.assistant)
             await emit(LoopEvent("turn", index, turn))
-            if not turn.used_tool:
+            if not turn.used_tool and not turn.too_large:  # a message too long to read is answered
                 if stop_on_no_tool:
                     result.stop_reason = "no_tool"
                     break

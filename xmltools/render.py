@@ -20,6 +20,7 @@ import jinja2
 
 from .errors import ConfigError
 from .protocol import Policy, Violation
+from .quoting import shorten
 from .results import Failure, Observation, Screenshot, Viewport
 from .tools import BROWSER_TOOL, DEFAULT_VIEWPORT, CallError, ToolRegistry
 
@@ -36,6 +37,7 @@ __all__ = [
 
 Shape = Literal["openai", "anthropic", "plain"]
 SHAPES: tuple[Shape, ...] = ("openai", "anthropic", "plain")
+NOT_RUN_KINDS_SHOWN = 5  # the not-run note names at most this many kinds of call
 
 
 def _prompts_dir() -> Path:
@@ -91,6 +93,7 @@ class Renderer:
         )
         self.env.filters["page"] = neutralize
         self.env.filters["sentence"] = sentence
+        self.env.filters["count"] = _count
         self.policy = Policy(policy)
 
     # -- plumbing ------------------------------------------------------------
@@ -177,10 +180,35 @@ class Renderer:
         return Rendered("error", self.render("error/browser.j2", action=action, failure=failure), shot)
 
     def tool_failure(self, tool: str, message: str) -> Rendered:
-        return Rendered("error", self.render("error/tool.j2", tool=tool, message=message))
+        # a handler's exception may quote what the model sent: keep it to a readable length
+        return Rendered("error", self.render("error/tool.j2", tool=tool, message=shorten(message, 2_000)))
 
-    def not_run(self, name: str, action: str | None, ran: str | None) -> Rendered:
-        return Rendered("note", self.render("note/not_run.j2", name=name, action=action, ran=ran))
+    def not_run(self, calls: Sequence[tuple[str, str | None]], ran: str | None) -> Rendered:
+        """One note for all the calls of a message that were not run: ``calls`` holds (tool, action)."""
+        groups: dict[tuple[str, str | None], int] = {}
+        for name, action in calls:
+            key = (name, shorten(action, 30) if action is not None else None)
+            groups[key] = groups.get(key, 0) + 1
+        kinds = [{"name": n, "action": a, "count": c} for (n, a), c in groups.items()]
+        shown = kinds[:NOT_RUN_KINDS_SHOWN]
+        return Rendered(
+            "note",
+            self.render(
+                "note/not_run.j2",
+                count=len(calls),
+                kinds=shown,
+                more_kinds=len(kinds) - len(shown),
+                ran=ran,
+            ),
+        )
+
+    def more_errors(self, count: int) -> Rendered:
+        """``count`` more broken calls whose errors are not spelled out (the first few are)."""
+        return Rendered("note", self.render("note/more_errors.j2", count=count))
+
+    def message_too_large(self, limit: int) -> Rendered:
+        """The model's message passed ``max_message_chars``: only its first ``limit`` characters were read."""
+        return Rendered("error", self.render("error/message_too_large.j2", limit=limit))
 
     def mistake_limit(self, mistakes: int, limit: int) -> Rendered:
         return Rendered("note", self.render("note/mistake_limit.j2", mistakes=mistakes, limit=limit))
@@ -226,6 +254,11 @@ def render_html(template: str, **context: Any) -> str:
         lstrip_blocks=True,
     )
     return env.get_template(template).render(**context)
+
+
+def _count(n: int) -> str:
+    """A number with thousands separators: 100,000."""
+    return f"{n:,}"
 
 
 def _tidy(text: str) -> str:

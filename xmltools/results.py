@@ -79,6 +79,7 @@ class Observation(_Frozen):
     viewport: Viewport
     mouse: Point | None = None
     notes: tuple[str, ...] = ()  # dialogs dismissed, tabs followed, downloads saved, waits cut short
+    target: str | None = None  # what the action acted on: role and accessible name, e.g. 'link "Docs"'
 
 
 class Failure(_Frozen):
@@ -88,3 +89,4 @@ class Failure(_Frozen):
     message: str
     observation: Observation | None = None  # what the page looks like now, when it can still be seen
     browser_closed: bool = False  # the browser is gone (or was shut down to recover): launch again
+    last_url: str | None = None  # where the browser was when it went away, for the relaunch hint

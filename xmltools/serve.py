@@ -24,12 +24,20 @@ Route = Callable[[SimpleHTTPRequestHandler], None]
 class _Handler(SimpleHTTPRequestHandler):
     routes: Mapping[str, Route] = {}
 
-    def do_GET(self) -> None:
+    def _routed(self) -> bool:
         for prefix, route in self.routes.items():
             if self.path.startswith(prefix):
                 route(self)
-                return
-        super().do_GET()
+                return True
+        return False
+
+    def do_GET(self) -> None:
+        if not self._routed():
+            super().do_GET()
+
+    def do_POST(self) -> None:
+        if not self._routed():
+            self.send_error(405, "this server only serves files; POST goes to a route")
 
     def end_headers(self) -> None:
         self.send_header("Cache-Control", "no-store")

@@ -21,7 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from .errors import ConfigError
 from .parser import ToolSyntax, ToolUse, Vocabulary
+from .quoting import quoted, shorten
 from .results import Point, Viewport
+from .urlpolicy import UrlPolicy
 
 __all__ = [
     "ACTION_MODELS",
@@ -53,6 +55,10 @@ __all__ = [
 BROWSER_TOOL = "browser_action"
 DEFAULT_VIEWPORT = Viewport(width=900, height=600)
 MIN_SIDE, MAX_SIDE = 200, 4096
+MAX_SHOT_SIDE = 16_384  # the largest screenshot Chromium takes; a bound on the W and H of x,y@WxH
+_MAX_NUMBER = 1_000_000.0  # a coordinate number beyond this is off any screen
+MAX_ERROR_CHARS = 1_000  # the longest message one CallError carries
+_MAX_PATH = 4_096  # PATH_MAX on Linux: no longer file path can be opened
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,19 @@ class ActionContext:
     allowed_file_roots: tuple[Path, ...] = ()
     allowed_schemes: frozenset[str] = frozenset()  # beyond http, https and file
     max_text_chars: int = 10_000
+    allowed_origins: tuple[str, ...] = ()
+    blocked_origins: tuple[str, ...] = ()
+    allow_link_local: bool = False
+
+    @property
+    def url_policy(self) -> UrlPolicy:
+        return UrlPolicy(
+            allowed_schemes=self.allowed_schemes,
+            allowed_file_roots=self.allowed_file_roots,
+            allowed_origins=self.allowed_origins,
+            blocked_origins=self.blocked_origins,
+            allow_link_local=self.allow_link_local,
+        )
 
 
 def _ctx(info: ValidationInfo) -> ActionContext:
@@ -79,26 +98,39 @@ _SIZE_RE = re.compile(r"\s*(\d+)\s*(?:,|[xX×])\s*(\d+)\s*")
 
 
 def parse_coordinate(value: str, viewport: Viewport) -> Point:
-    """``x,y`` in viewport pixels, or ``x,y@WxH`` measured on a WxH screenshot (scaled, rounded)."""
+    """``x,y`` in viewport pixels, or ``x,y@WxH`` measured on a WxH screenshot (scaled, rounded).
+
+    Every problem is a ``ValueError`` meant for the model, absurd numbers included.
+    """
     m = _COORD_RE.fullmatch(value)
     if not m:
         raise ValueError(
-            f"'{value}' is not a coordinate: write x,y in pixels (such as 450,300),"
+            f"{quoted(value)} is not a coordinate: write x,y in pixels (such as 450,300),"
             " or x,y@WxH when you measured on a screenshot of W by H pixels"
         )
-    x, y = float(m.group(1)), float(m.group(2))
+    outside = (
+        f"outside the viewport, which is {viewport.width}x{viewport.height}:"
+        f" x must be 0 to {viewport.width - 1} and y 0 to {viewport.height - 1}"
+    )
+    x, y = float(m.group(1)), float(m.group(2))  # 400 digits give inf, which is caught just below
+    if not (abs(x) <= _MAX_NUMBER and abs(y) <= _MAX_NUMBER):
+        raise ValueError(f"{quoted(value)} is far {outside}")
     if m.group(3):
-        w, h = int(m.group(3)), int(m.group(4))
+        sw, sh = m.group(3), m.group(4)
+        w = int(sw) if len(sw) <= 6 else MAX_SHOT_SIDE + 1  # int() of thousands of digits fails
+        h = int(sh) if len(sh) <= 6 else MAX_SHOT_SIDE + 1
         if w < 1 or h < 1:
-            raise ValueError(f"'{value}': the screenshot size after @ must be positive")
+            raise ValueError(f"{quoted(value)}: the screenshot size after @ must be positive")
+        if w > MAX_SHOT_SIDE or h > MAX_SHOT_SIDE:
+            raise ValueError(
+                f"{quoted(value)}: the screenshot size after @ is too large; give the width and"
+                f" height in pixels of the screenshot you measured on (at most {MAX_SHOT_SIDE} each)"
+            )
         x = x * viewport.width / w
         y = y * viewport.height / h
     xi, yi = math.floor(x + 0.5), math.floor(y + 0.5)
     if not (0 <= xi < viewport.width and 0 <= yi < viewport.height):
-        raise ValueError(
-            f"{xi},{yi} is outside the viewport, which is {viewport.width}x{viewport.height}:"
-            f" x must be 0 to {viewport.width - 1} and y 0 to {viewport.height - 1}"
-        )
+        raise ValueError(f"{xi},{yi} is {outside}")
     return Point(x=xi, y=yi)
 
 
@@ -106,12 +138,15 @@ def parse_size(value: str) -> Viewport:
     """``W,H`` or ``WxH``, each side from 200 to 4096."""
     m = _SIZE_RE.fullmatch(value)
     if not m:
-        raise ValueError(f"'{value}' is not a size: write width and height as 1280x800 or 1280,800")
-    w, h = int(m.group(1)), int(m.group(2))
-    for side, n in (("width", w), ("height", h)):
-        if not MIN_SIDE <= n <= MAX_SIDE:
-            raise ValueError(f"a {side} of {n} is out of range: each side must be {MIN_SIDE} to {MAX_SIDE}")
-    return Viewport(width=w, height=h)
+        raise ValueError(f"{quoted(value)} is not a size: write width and height as 1280x800 or 1280,800")
+    for side, digits in (("width", m.group(1)), ("height", m.group(2))):
+        n = int(digits) if len(digits) <= 6 else None  # int() of thousands of digits fails
+        if n is None or not MIN_SIDE <= n <= MAX_SIDE:
+            shown = n if n is not None else shorten(digits, 12)
+            raise ValueError(
+                f"a {side} of {shown} is out of range: each side must be {MIN_SIDE} to {MAX_SIDE}"
+            )
+    return Viewport(width=int(m.group(1)), height=int(m.group(2)))
 
 
 _KEY_ALIASES = {
@@ -172,15 +207,15 @@ def normalize_keys(value: str) -> str:
             keys.append(tok)
         else:
             raise ValueError(
-                f"'{tok}' is not a key this tool knows: use a single character or a name such as"
+                f"{quoted(tok, 40)} is not a key this tool knows: use a single character or a name such as"
                 " Enter, Tab, Escape, Backspace, ArrowDown, PageDown, F5, with Control, Alt, Shift or Meta"
             )
     mods = [k for k in keys if k in _MODIFIERS]
     rest = [k for k in keys if k not in _MODIFIERS]
     if len(rest) > 1:
-        raise ValueError(f"'{value}' presses {len(rest)} keys at once; combine modifiers with one key")
+        raise ValueError(f"{quoted(value)} presses {len(rest)} keys at once; combine modifiers with one key")
     if len(set(mods)) != len(mods):
-        raise ValueError(f"'{value}' repeats a modifier")
+        raise ValueError(f"{quoted(value)} repeats a modifier")
     mods.sort(key=_MODIFIERS.index)
     return "+".join(mods + rest)
 
@@ -298,12 +333,20 @@ def check_url(url: str, ctx: ActionContext) -> str:
     scheme = parts.scheme.lower()
     if scheme in ("http", "https"):
         if not parts.netloc:
-            raise ValueError(f"'{url}' has no host: write it in full, such as http://localhost:3000/")
+            raise ValueError(f"{quoted(url)} has no host: write it in full, such as http://localhost:3000/")
+        reason = ctx.url_policy.check(url)
+        if reason is not None:
+            raise ValueError(f"{quoted(url)} may not be opened: {shorten(reason, 300)}")
         return url
     if scheme == "file":
         if scheme in ctx.allowed_schemes:
             return url
-        path = Path(unquote(parts.path)).resolve()
+        if "\\" in unquote(parts.path):
+            raise ValueError(f"{quoted(url)} has a backslash; write file paths with / only")
+        raw_path = unquote(parts.path)
+        if len(raw_path) > _MAX_PATH or "\x00" in raw_path:  # resolving 450,000 folders took minutes
+            raise ValueError(f"{quoted(url)} is not a file path this system can open")
+        path = Path(raw_path).resolve()
         for root in ctx.allowed_file_roots:
             r = root.resolve()
             if path == r or r in path.parents:
@@ -311,12 +354,12 @@ def check_url(url: str, ctx: ActionContext) -> str:
         if not ctx.allowed_file_roots:
             raise ValueError("file URLs are not allowed in this session; use an http or https URL")
         roots = ", ".join(str(r) for r in ctx.allowed_file_roots)
-        raise ValueError(f"'{url}' is outside the folders this session may open ({roots})")
+        raise ValueError(f"{quoted(url)} is outside the folders this session may open ({roots})")
     if scheme and scheme in ctx.allowed_schemes:
         return url
     if not scheme:
-        raise ValueError(f"'{url}' has no scheme: write it in full, such as http://{url}")
-    raise ValueError(f"{scheme}: URLs are not allowed; use an http or https URL")
+        raise ValueError(f"{quoted(url)} has no scheme: write it in full, such as http://{shorten(url, 40)}")
+    raise ValueError(f"{shorten(scheme, 40)}: URLs are not allowed; use an http or https URL")
 
 
 # -- host tools and the registry ---------------------------------------------------------
@@ -517,9 +560,11 @@ class ToolRegistry:
     def _diagnosed(self, block: ToolUse) -> CallError:
         d = block.diagnostics[0] if block.diagnostics else None
         code = "malformed_call"
-        if d is None or d.code in ("truncated_call", "truncated_param"):
+        if d is None or d.code in ("truncated_call", "truncated_param", "message_too_large"):
             code = "truncated_call"
         message = d.message if d is not None else f"</{block.name}> is missing"
+        if d is not None and d.code == "message_too_large":
+            message = "your message passed the size limit inside this call or right after it"
         example = self._example_for(block)
         return CallError(code, message, block.name, example=example)
 
@@ -547,7 +592,7 @@ class ToolRegistry:
         if action not in ACTION_MODELS:
             return CallError(
                 "unknown_action",
-                f"'{action}' is not an action; the actions are: {', '.join(self.actions)}",
+                f"{quoted(action, 40)} is not an action; the actions are: {', '.join(self.actions)}",
                 BROWSER_TOOL,
                 "action",
                 self.example("click"),
@@ -588,6 +633,14 @@ class ToolRegistry:
             args = model.model_validate(params, context={"ctx": ctx})
         except ValidationError as e:
             return self._from_validation(e, BROWSER_TOOL, self.example(action))
+        except Exception as e:  # the last guard: the model's text never ends the host's loop
+            return CallError(
+                "invalid_param",
+                f"the {action} call could not be read ({type(e).__name__}); check its values",
+                BROWSER_TOOL,
+                None,
+                self.example(action),
+            )
         return ValidCall(BROWSER_TOOL, args, block)
 
     @staticmethod
@@ -596,7 +649,7 @@ class ToolRegistry:
         loc = err.get("loc") or ()
         param = str(loc[0]) if loc else None
         msg = str(err.get("msg", "invalid value"))
-        msg = msg.removeprefix("Value error, ")
+        msg = shorten(msg.removeprefix("Value error, "), MAX_ERROR_CHARS)  # a host validator may echo
         etype = err.get("type", "")
         if etype == "missing":
             return CallError("missing_param", f"<{param}> is required", tool, param, example)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -52,6 +53,7 @@ FORMAT_VERSION = 1
 OFFLINE_BASE_URL = "http://localhost"
 FAILURE_KINDS = frozenset(get_args(Failure.model_fields["kind"].annotation))
 REDACTED = "[redacted]"
+_SURROGATE = re.compile(r"[\ud800-\udfff]")  # what UTF-8 cannot encode
 
 
 class _Record(BaseModel):
@@ -169,8 +171,9 @@ def load_transcript(path: str | Path) -> Transcript:
     """Read a transcript; a malformed line raises ConfigError naming the line."""
     p = Path(path)
     try:
-        lines = p.read_text().splitlines()
-    except OSError as e:
+        # records end at "\n" only: str.splitlines() would also split at U+2028 or U+0085 inside a string
+        lines = p.read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"cannot read transcript {p}: {e}") from e
     header: Header | None = None
     records: list[Record] = []
@@ -213,7 +216,14 @@ def _unfill(text: str, base_url: str | None) -> str:
 
 
 class TranscriptWriter:
-    """Appends records to a transcript, flushing each one; screenshots go in a folder beside it."""
+    """Appends records to a transcript, flushing each one; screenshots go in a folder beside it.
+
+    Every record given is written, whatever text it holds.  The file is UTF-8,
+    and the one thing UTF-8 cannot encode, a lone surrogate (``'T\\udc00'``, as
+    a page title or console line may hold), is written as its JSON escape
+    (``\\udc00``) instead.  The line stays valid UTF-8 and valid JSON, and
+    reading it back gives the very same string.
+    """
 
     def __init__(
         self,
@@ -257,23 +267,32 @@ class TranscriptWriter:
             return [self._clean(v) for v in value]
         return value
 
-    def _write(self, record: BaseModel) -> None:
+    def _write(self, record: BaseModel, *, sync: bool = True) -> None:
         if self._f.closed:
             raise UsageError("this transcript writer is closed")
         data = self._clean(record.model_dump(mode="json", exclude_defaults=False))
-        self._f.write(json.dumps(data, ensure_ascii=False) + "\n")
+        line = json.dumps(data, ensure_ascii=False)
+        # Outside its strings, JSON text is ASCII: every surrogate found is inside a string.
+        line = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", line)
+        self._f.write(line + "\n")
         self._f.flush()
-        os.fsync(self._f.fileno())
+        if sync:
+            os.fsync(self._f.fileno())
 
     def message(self, role: Literal["system", "user"], content: str) -> None:
         self._write(MessageRecord(role=role, content=content))
 
     def turn(self, turn: Turn) -> None:
         """Record an assistant message and what became of each of its calls."""
-        self._write(AssistantRecord(content=turn.assistant["content"], cut=turn.cut))
+        # each record is flushed as it is written; the disk is synced once per turn, since a message
+        # may hold thousands of calls
+        self._write(AssistantRecord(content=turn.assistant["content"], cut=turn.cut), sync=False)
+        index = {id(c): i for i, c in enumerate(turn.calls)}
         for k, outcome in enumerate(turn.outcomes):
             last = k == len(turn.outcomes) - 1
-            self._write(self._result(outcome, turn, turn.notes if last else []))
+            record = self._result(outcome, turn, turn.notes if last else [], index.get(id(outcome.call), 0))
+            self._write(record, sync=False)
+        self._write_sync()
 
     def _save_shot(self, shot: Screenshot) -> str:
         self.shots.mkdir(exist_ok=True)
@@ -295,9 +314,11 @@ class TranscriptWriter:
             notes=list(obs.notes),
         )
 
-    def _result(self, o: CallOutcome, turn: Turn, notes: list[str]) -> ToolResultRecord:
-        text = "\n\n".join([o.text, *notes])
-        index = next((i for i, c in enumerate(turn.calls) if c is o.call), 0)
+    def _write_sync(self) -> None:
+        os.fsync(self._f.fileno())
+
+    def _result(self, o: CallOutcome, turn: Turn, notes: list[str], index: int) -> ToolResultRecord:
+        text = "\n\n".join(t for t in (o.text, *notes) if t)
         error: ErrorRecord | None = None
         if o.failure is not None:
             error = ErrorRecord(

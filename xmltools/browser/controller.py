@@ -1,16 +1,28 @@
-"""The browser controller: runs each action in a real Chromium and observes the page.
+"""One browser session: its context, its pages, what they report, and every action.
 
-This package is the only place that imports Playwright.  The core is async;
-:class:`~xmltools.browser.sync.SyncBrowser` wraps it for scripts.
+This package is the only place that imports Playwright.  A
+:class:`BrowserSession` is one isolated ``BrowserContext`` taken from a
+:class:`~xmltools.browser.pool.BrowserPool` (the process-wide one unless the
+host passes its own).  Every public coroutine runs on the pool's event loop,
+so a session may be used from any loop or thread.
 
-Local mode starts Chromium itself (a fresh profile in a temporary folder,
-headless, with the flags a closed network needs) and connects to it over the
-DevTools protocol, so that the process is ours to stop or kill.  Remote mode
-connects to a running Chrome and only ever disconnects from it.
+Honesty rules:
 
-Honesty rules: every wait has a bound; hitting a bound is reported (as a note
-in the observation, or as a :class:`~xmltools.results.Failure`), never
-swallowed; a failed action is never reported as a success.
+- every wait has a bound, and hitting it is reported (as a note in the
+  observation, or as a :class:`~xmltools.results.Failure`), never swallowed;
+- a navigation during or after an action is normal: the controller follows it
+  to the new document, waits for it to load and settle, and shows it;
+- browser failures are classified once (:mod:`.failures`): a transient one is
+  retried on the new document, a page's problem is reported with the session
+  kept, and only a lost browser, context or renderer ends the session;
+- "a script may be stuck" is said only after the page failed to answer a
+  trivial evaluation;
+- the URL policy is enforced on every request the browser makes, not only on
+  the URL the model wrote.
+
+Host errors (no browser, a bad path, an unreachable endpoint) are raised as
+:class:`~xmltools.errors.BrowserError` from :meth:`BrowserSession.launch`;
+they are never told to the model.
 """
 
 from __future__ import annotations
@@ -18,212 +30,88 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import json
-import os
-import re
 import shutil
-import signal
-import subprocess
 import tempfile
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
+from urllib.parse import urljoin
 
 from playwright.async_api import (
-    Browser,
     BrowserContext,
     CDPSession,
     ConsoleMessage,
     Dialog,
     Download,
+    Frame,
     Page,
-    Playwright,
     Request,
     Response,
-    async_playwright,
+    Route,
 )
 from playwright.async_api import Error as PlaywrightError
 
-from ..errors import BrowserError, ConfigError, RemoteBrowserError
-from ..results import ConsoleEntry, Failure, Observation, Point, Screenshot, Viewport
+from ..config import Config
+from ..errors import BrowserError, ConfigError
+from ..results import Failure, Observation, Point, Screenshot, Viewport
 from ..tools import DEFAULT_VIEWPORT
+from ..urlpolicy import UrlPolicy
+from . import scripts
+from .failures import FailureClass, classify, first_line
 from .images import image_size
-from .locate import find_chromium
+from .observe import Caps, ConsoleCollector, NoteCollector, clip
+from .pool import CHROMIUM_FLAGS, Backend, BrowserPool, PoolFullError, default_pool, discover_remote
 
 __all__ = [
     "CHROMIUM_FLAGS",
     "BrowserConfig",
     "BrowserSession",
+    "Caps",
     "Timeouts",
     "discover_remote",
 ]
 
 T = TypeVar("T")
 
-# Flags for a closed network and a quiet, reproducible browser.
-CHROMIUM_FLAGS = (
-    "--no-first-run",
-    "--no-default-browser-check",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-default-apps",
-    "--disable-extensions",
-    "--disable-quic",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-features=Translate,MediaRouter,OptimizationHints",
-    "--enable-features=CDPScreenshotNewSurface",  # faster screenshots over the DevTools protocol
-    "--metrics-recording-only",
-    "--password-store=basic",
-    "--use-mock-keychain",
-    "--hide-scrollbars",
-    "--mute-audio",
-    # an automated browser must not slow down pages it thinks nobody looks at
-    "--disable-background-timer-throttling",
-    "--disable-backgrounding-occluded-windows",
-    "--disable-renderer-backgrounding",
-    "--disable-ipc-flooding-protection",
-    "--disable-hang-monitor",
-    "--disable-breakpad",
-    "--disable-client-side-phishing-detection",
-    "--disable-prompt-on-repost",
-    "--disable-back-forward-cache",
-    "--force-color-profile=srgb",
-)
-
-_DEVTOOLS_RE = re.compile(r"DevTools listening on (ws://\S+)")
-
-# Installed in every page before its own scripts: the time of the last DOM
-# mutation, and the short timers the page has scheduled (so that the settle
-# step can wait for work the page announced it will do).
-_INIT_SCRIPT = """
-(() => {
-  if (window.__xt) return;
-  const st = window.__xt = { last: 0, timers: new Map(), st: window.setTimeout.bind(window) };
-  const ct = window.clearTimeout.bind(window);
-  window.setTimeout = function (fn, delay, ...args) {
-    let id;
-    const d = Number(delay) || 0;
-    if (typeof fn !== 'function' || d > 1000) return st.st(fn, delay, ...args);
-    id = st.st(function () { st.timers.delete(id); return fn.apply(this, arguments); }, delay, ...args);
-    st.timers.set(id, performance.now() + d);
-    return id;
-  };
-  window.clearTimeout = function (id) { st.timers.delete(id); return ct(id); };
-  new MutationObserver(() => { st.last = performance.now(); })
-    .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-  // new tabs the page asks for: window.open, and links with a target
-  st.popups = 0;
-  const open = window.open;
-  window.open = function (...args) { st.popups++; return open.apply(this, args); };
-  st.downloads = 0;
-  document.addEventListener('click', (e) => {
-    const a = e.target && e.target.closest ? e.target.closest('a[href]') : null;
-    if (!a) return;
-    if (a.hasAttribute('download')) st.downloads++;
-    else if (!['', '_self', '_parent', '_top'].includes(a.target)) st.popups++;
-  }, true);
-})();
-"""
-
-# Resolves when the timers pending at the start have run and the DOM has been
-# quiet for `quiet` ms, or when `max` ms have passed.
-_SETTLE_JS = """
-async ([quiet, max]) => {
-  const st = window.__xt;
-  const t0 = performance.now();
-  if (!st) return { settled: true, waited: 0, popups: 0, downloads: 0 };
-  const popups = st.popups, downloads = st.downloads;
-  st.popups = 0;
-  st.downloads = 0;
-  const ids = [...st.timers.entries()].filter(([, due]) => due <= t0 + max).map(([id]) => id);
-  for (;;) {
-    const now = performance.now();
-    if (now - t0 >= max) return { settled: false, waited: now - t0, popups, downloads };
-    const pending = ids.some((id) => st.timers.has(id));
-    const idle = now - st.last;
-    if (!pending && idle >= quiet) return { settled: true, waited: now - t0, popups, downloads };
-    await new Promise((r) => st.st(r, pending ? 10 : Math.max(1, quiet - idle)));
-  }
-}
-"""
-
-# Decodes two images in the browser and returns their similarity: 1 - mean absolute
-# channel difference / 255 (0 when the sizes differ).
-_SIMILARITY_JS = """
-async ([a, b]) => {
-  const load = async (url) => createImageBitmap(await (await fetch(url)).blob());
-  const [ia, ib] = await Promise.all([load(a), load(b)]);
-  if (ia.width !== ib.width || ia.height !== ib.height) return 0;
-  const px = (img) => {
-    const c = new OffscreenCanvas(img.width, img.height);
-    const g = c.getContext('2d');
-    g.drawImage(img, 0, 0);
-    return g.getImageData(0, 0, img.width, img.height).data;
-  };
-  const da = px(ia), db = px(ib);
-  let sum = 0;
-  for (let i = 0; i < da.length; i += 4) {
-    sum += Math.abs(da[i] - db[i]) + Math.abs(da[i + 1] - db[i + 1]) + Math.abs(da[i + 2] - db[i + 2]);
-  }
-  return 1 - sum / (da.length / 4 * 3 * 255);
-}
-"""
-
-_SCROLL_JS = """
-(sign) => {
-  const y = window.scrollY;
-  window.scrollBy({ top: sign * window.innerHeight, behavior: 'instant' });
-  return window.scrollY - y;
-}
-"""
-
-_HIT_JS = """
-([x, y]) => {
-  const el = document.elementFromPoint(x, y);
-  if (!el) return null;
-  if (el === document.documentElement || el === document.body) return '';
-  const tag = el.tagName.toLowerCase();
-  const text = (el.innerText || el.value || el.getAttribute('aria-label') || '').trim().slice(0, 40);
-  return text ? `${tag} "${text}"` : tag;
-}
-"""
+TYPE_KEYS_MAX = 200  # longer text is inserted with one input event instead of a keystroke per character
+MAX_NAVIGATIONS = 20  # a page that navigates more often than this during one action is shown as it is
+_NEW_REQUEST_GRACE = 1.0  # how long a navigation the page started may take to reach the network
 
 
 @dataclass(frozen=True)
 class Timeouts:
     """Every bound, in seconds."""
 
-    launch: float = 30.0  # start Chromium and connect to it
-    navigation: float = 15.0  # a page load
+    launch: float = 30.0  # all of start-up: the browser, its context and the first page
+    navigation: float = 15.0  # a page load, and following the navigations an action starts
     action: float = 5.0  # one input action or protocol call
-    settle: float = 3.0  # the longest extra wait for a page to settle after an action
-    dom_quiet: float = 0.1  # the DOM must be still this long to count as settled
-    network_quiet: float = 0.25  # no request in flight for this long after an action that made requests
+    settle: float = 3.0  # the longest extra wait for a page to settle after it loaded
+    dom_quiet: float = 0.05  # the DOM (and the page's short timers) must be still this long
+    network_quiet: float = 0.05  # no request in flight for this long after requests during the action
     screenshot: float = 10.0
     close: float = 5.0
+    probe: float = 1.0  # a trivial evaluation that tells a busy page from a stuck one
     discovery: float = 1.0  # asking a remote Chrome for its endpoint
 
 
 @dataclass(frozen=True)
 class BrowserConfig:
-    """How to start (or reach) the browser, and what to observe."""
+    """How to reach the browser, what each session looks like, and what to observe."""
 
-    executable: str | None = None  # local mode: a path; None finds one
-    remote: str | None = None  # remote mode: an endpoint (http://host:9222 or ws://...), or "auto"
+    executable: str | None = None  # local: a path; None finds one
+    remote: str | None = None  # a DevTools endpoint, a Playwright server (ws://), or "auto"
     headless: bool = True
     viewport: Viewport = DEFAULT_VIEWPORT
     screenshot_format: Literal["webp", "png", "jpeg"] = "webp"
     screenshot_quality: int = 75
     device_scale_factor: float = 1.0
-    downloads_dir: Path | None = None  # the session's folder; a temporary one by default
+    downloads_dir: Path | None = None  # the session's folder; a temporary one (removed at close) by default
     extra_args: tuple[str, ...] = ()
     timeouts: Timeouts = field(default_factory=Timeouts)
+    caps: Caps = field(default_factory=Caps)
+    url_policy: UrlPolicy = field(default_factory=UrlPolicy)
 
     def __post_init__(self) -> None:
         if not 0 <= self.screenshot_quality <= 100:
@@ -231,98 +119,113 @@ class BrowserConfig:
         if self.device_scale_factor <= 0:
             raise ConfigError("device_scale_factor must be positive")
 
+    @classmethod
+    def from_config(cls, c: Config) -> BrowserConfig:
+        """The browser part of the one configuration."""
+        return cls(
+            executable=c.executable,
+            remote=c.remote,
+            headless=c.headless,
+            viewport=c.viewport,
+            screenshot_format=c.screenshot_format,
+            screenshot_quality=c.screenshot_quality,
+            device_scale_factor=c.device_scale_factor,
+            downloads_dir=c.downloads_dir,
+            timeouts=Timeouts(
+                launch=c.launch_timeout,
+                navigation=c.navigation_timeout,
+                action=c.action_timeout,
+                settle=c.settle_timeout,
+            ),
+            caps=Caps(
+                console_entries=c.max_console_entries,
+                console_entry_chars=c.max_console_entry_chars,
+                console_chars=c.max_console_chars,
+                title_chars=c.max_title_chars,
+                notes=c.max_notes,
+                note_chars=c.max_note_chars,
+            ),
+            url_policy=c.url_policy(),
+        )
+
+    @property
+    def backends(self) -> tuple[Backend, ...]:
+        """Where sessions may open: one local browser, or the remote endpoints listed."""
+        return Backend.all_from_settings(
+            executable=self.executable, remote=self.remote, headless=self.headless, args=self.extra_args
+        )
+
 
 class _Hung(Exception):
-    """A protocol call passed its bound: the page or the browser stopped answering."""
+    """A protocol call passed its bound."""
 
 
-def discover_remote(
-    hosts: tuple[str, ...] = ("127.0.0.1", "localhost"), port: int = 9222, timeout: float = 1.0
-) -> str:
-    """The DevTools WebSocket URL of a Chrome listening on ``port``, or RemoteBrowserError."""
-    tried = []
-    for host in hosts:
-        url = f"http://{host}:{port}/json/version"
-        tried.append(url)
-        with (
-            contextlib.suppress(OSError, ValueError),
-            urllib.request.urlopen(url, timeout=timeout) as r,  # loopback only
-        ):
-            ws = json.loads(r.read().decode()).get("webSocketDebuggerUrl")
-            if ws:
-                return str(ws)
-    raise RemoteBrowserError(_remote_help(", ".join(tried)))
+class _NoTarget(Exception):
+    pass
 
 
-def _remote_help(where: str) -> str:
-    return (
-        f"no Chrome answered at {where}.\n"
-        "Start one with remote debugging, using a profile folder of its own (Chrome refuses"
-        " remote debugging on its default profile):\n"
-        "  chromium --remote-debugging-port=9222 --user-data-dir=/tmp/xmltools-chrome\n"
-        "or use local mode, which starts a browser by itself."
-    )
+class _Navigation(Exception):
+    pass
 
 
-def _resolve_endpoint(endpoint: str, timeout: float) -> str:
-    if endpoint == "auto":
-        return discover_remote(timeout=timeout)
-    if endpoint.startswith(("ws://", "wss://")):
-        return endpoint
-    m = re.fullmatch(r"(https?://[^/]+)/?", endpoint)
-    if not m:
-        raise ConfigError(f"remote endpoint {endpoint!r}: use http://HOST:PORT, ws://..., or 'auto'")
-    try:
-        with urllib.request.urlopen(m.group(1) + "/json/version", timeout=timeout) as r:
-            ws = json.loads(r.read().decode()).get("webSocketDebuggerUrl")
-    except (OSError, ValueError) as e:
-        raise RemoteBrowserError(_remote_help(endpoint) + f"\n({e})") from e
-    if not ws:
-        raise RemoteBrowserError(f"{endpoint} answered, but gave no webSocketDebuggerUrl")
-    return str(ws)
+@dataclass
+class _Target:
+    """What an action acts on: a text description, and the ARIA one when it came in time."""
+
+    fallback: str
+    task: asyncio.Future[str | None]
+    commits: int
+
+
+class _Moved(Exception):
+    """The page moved to a new document while it was being looked at."""
 
 
 class BrowserSession:
-    """One isolated browser session.  Use ``async with BrowserSession(cfg) as b:``.
+    """One isolated browser session.  ``async with BrowserSession(cfg) as b: await b.launch(url)``.
 
-    Every action method returns an :class:`Observation` on success or a
+    Every action returns an :class:`Observation` on success or a
     :class:`Failure`; ``close()`` returns None or a Failure.  Nothing here
-    raises for a page that misbehaves; host mistakes (a missing browser, an
-    unreachable remote) raise :class:`~xmltools.errors.BrowserError` from
-    ``launch`` only when ``raise_launch_errors`` is set, and are otherwise
-    reported as a Failure of kind ``launch``.
+    raises for a page that misbehaves.
     """
 
-    def __init__(self, config: BrowserConfig | None = None) -> None:
+    def __init__(self, config: BrowserConfig | None = None, *, pool: BrowserPool | None = None) -> None:
         self.config = config or BrowserConfig()
+        self.pool = pool or default_pool()
         self.viewport = self.config.viewport
         self.mouse: Point | None = None
-        self._pw: Playwright | None = None
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._profile: str | None = None
-        self._browser: Browser | None = None
+        self.browser_version = ""
+        self.mode: Literal["local", "remote"] = "remote" if self.config.remote else "local"
+        self.downloads_dir: Path | None = self.config.downloads_dir
+        self._own_downloads = self.config.downloads_dir is None
         self._context: BrowserContext | None = None
         self._page: Page | None = None
         self._cdp: CDPSession | None = None
-        self._console: list[ConsoleEntry] = []
-        self._notes: list[str] = []
+        self._console = ConsoleCollector(self.config.caps)
+        self._notes = NoteCollector(self.config.caps)
         self._inflight: set[Request] = set()
+        self._navigating: set[Request] = set()  # main-frame navigation requests in flight
+        self._nav_requests = 0  # main-frame navigation requests seen
+        self._commits = 0  # main-frame documents committed (and same-document changes)
         self._last_net = 0.0
-        self._loading = False
+        self._last_dialog = 0.0
         self._crashed = False
         self._disconnected = False
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._own_page = False
-        self._hooked: list[Page] = []  # pages whose events this session listens to
+        self._opening = False
+        self._hooked: list[Page] = []
         self._downloads_seen = 0
         self._action_started = 0.0
+        self._webp = True
+        self._refused: dict[str, str] = {}  # URL -> why the policy refused it
+        self._last_url: str | None = None
         self._scratch: Page | None = None
-        self._own_downloads = self.config.downloads_dir is None
-        self.downloads_dir: Path | None = self.config.downloads_dir
-        self.browser_version = ""
-        self.mode: Literal["local", "remote"] = "remote" if self.config.remote else "local"
+        self._scratch_ctx: BrowserContext | None = None
 
-    # -- lifecycle -----------------------------------------------------------------
+    # -- running on the pool's loop ----------------------------------------------------
+
+    def _on_pool(self, coro: Coroutine[Any, Any, T]) -> Awaitable[T]:
+        return self.pool.run(coro)
 
     async def __aenter__(self) -> BrowserSession:
         return self
@@ -335,254 +238,166 @@ class BrowserSession:
         return self._page is not None and not self._disconnected and not self._crashed
 
     @property
-    def pid(self) -> int | None:
-        """The local browser's process id (None in remote mode or when closed)."""
-        return self._proc.pid if self._proc is not None else None
-
-    @property
     def page(self) -> Page | None:
+        """The current page.  Playwright objects belong to the pool's loop: use :meth:`on_page`."""
         return self._page
 
-    async def _playwright(self) -> Playwright:
-        if self._pw is None:
-            self._pw = await async_playwright().start()
-        return self._pw
+    async def on_page(self, fn: Callable[[Page], Awaitable[T]]) -> T:
+        """Run ``fn(page)`` on the pool's loop (for tests and host scripts)."""
 
-    async def _start_local(self) -> str:
-        t = self.config.timeouts
-        exe = find_chromium(self.config.executable).path
-        self._profile = tempfile.mkdtemp(prefix="xmltools-profile-")
-        args = [
-            exe,
-            "--remote-debugging-port=0",
-            f"--user-data-dir={self._profile}",
-            *CHROMIUM_FLAGS,
-            *self.config.extra_args,
-        ]
-        if self.config.headless:
-            args.append("--headless=new")
-        if os.geteuid() == 0:
-            args.append("--no-sandbox")  # Chromium refuses to run as root with its sandbox
-        args.append("about:blank")
-        self._proc = subprocess.Popen(
-            args,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + t.launch
-        stderr = self._proc.stderr
-        assert stderr is not None
-        os.set_blocking(stderr.fileno(), False)
-        seen = b""
-        while loop.time() < deadline:
-            with contextlib.suppress(BlockingIOError, TypeError):
-                chunk = stderr.read()
-                if chunk:
-                    seen += chunk
-            m = _DEVTOOLS_RE.search(seen.decode(errors="replace"))
-            if m:
-                self._drain_stderr()
-                return m.group(1)
-            if self._proc.poll() is not None:
-                tail = seen.decode(errors="replace").strip().splitlines()[-5:]
-                raise BrowserError(
-                    f"Chromium ({exe}) exited at start-up with code {self._proc.returncode}: "
-                    + (" | ".join(tail) or "no output")
-                )
-            await asyncio.sleep(0.02)
-        raise BrowserError(f"Chromium ({exe}) did not open its DevTools port within {t.launch:g} s")
+        async def body() -> T:
+            return await fn(self._require_page())
 
-    def _drain_stderr(self) -> None:
-        """Keep reading the browser's stderr so that it can never block on a full pipe."""
-        proc = self._proc
-        if proc is None or proc.stderr is None:
-            return
-        fd = proc.stderr.fileno()
-        loop = asyncio.get_running_loop()
+        return await self._on_pool(body())
 
-        def reader() -> None:
+    async def browser_pid(self) -> int | None:
+        """The process id of the local browser behind this session (None when not local or closed)."""
+
+        async def body() -> int | None:
+            if self._context is None or self._context.browser is None or self.mode != "local":
+                return None
+            cdp = await self._context.browser.new_browser_cdp_session()
             try:
-                if not os.read(fd, 65536):
-                    loop.remove_reader(fd)
-            except OSError:
-                loop.remove_reader(fd)
+                info = await cdp.send("SystemInfo.getProcessInfo")
+            finally:
+                with contextlib.suppress(Exception):
+                    await cdp.detach()
+            for proc in info.get("processInfo", []):
+                if proc.get("type") == "browser":
+                    return int(proc["id"])
+            return None
 
-        loop.add_reader(fd, reader)
+        return await self._on_pool(body())
 
-    async def _open(self) -> None:
-        t = self.config.timeouts
-        pw = await self._playwright()
-        if self.config.remote:
-            endpoint = await asyncio.to_thread(_resolve_endpoint, self.config.remote, t.discovery)
-            is_local = False
-        else:
-            endpoint = await self._start_local()
-            is_local = True
-        self._browser = await self._bounded(
-            pw.chromium.connect_over_cdp(endpoint, timeout=t.launch * 1000, is_local=is_local), t.launch
-        )
-        self.browser_version = self._browser.version
-        self._browser.on("disconnected", self._on_disconnected)
-        if self.downloads_dir is None:
-            self.downloads_dir = Path(tempfile.mkdtemp(prefix="xmltools-session-"))
-        self.downloads_dir.mkdir(parents=True, exist_ok=True)
-        self._context = await self._bounded(
-            self._browser.new_context(
-                viewport={"width": self.viewport.width, "height": self.viewport.height},
-                device_scale_factor=self.config.device_scale_factor,
-                accept_downloads=True,
-            ),
-            t.action,
-        )
-        await self._bounded(self._context.add_init_script(_INIT_SCRIPT), t.action)
-        self._context.on("page", self._on_new_page)
-        self._own_page = True
-        page = await self._bounded(self._context.new_page(), t.action)
-        self._own_page = False
-        await self._use_page(page)
-        self._crashed = False
-        self._disconnected = False
-
-    async def _use_page(self, page: Page) -> None:
-        self._page = page
-        self._loading = False
-        self._inflight.clear()
-        if page not in self._hooked:
-            self._hooked.append(page)
-            page.on("console", self._on_console)
-            page.on("pageerror", self._on_pageerror)
-            page.on("request", self._on_request)
-            page.on("requestfinished", self._on_request_done)
-            page.on("requestfailed", self._on_request_failed)
-            page.on("response", self._on_response)
-            page.on("dialog", self._on_dialog)
-            page.on("download", self._on_download)
-            page.on("crash", self._on_crash)
-            page.on("load", self._on_load)
-            page.on("close", self._on_page_close)
-        assert self._context is not None
-        self._cdp = await self._bounded(self._context.new_cdp_session(page), self.config.timeouts.action)
+    # -- lifecycle ----------------------------------------------------------------------
 
     async def close(self) -> Failure | None:
-        """Close the browser (local) or our context in it (remote).  Bounded; kills if it must."""
+        """Close this session's context (bounded).  Returns a Failure if the browser had gone."""
+        return await self._on_pool(self._close())
+
+    async def _close(self) -> Failure | None:
         failure: Failure | None = None
-        if self._disconnected and self._page is not None:
+        if self._page is not None and (self._disconnected or self._crashed):
             failure = Failure(
-                kind="closed", message="the browser had already gone away.", browser_closed=True
+                kind="closed",
+                message="the browser had already gone away.",
+                browser_closed=True,
+                last_url=self._last_url,
             )
-        await self._teardown()
+        await self._drop()
         return failure
 
-    async def _teardown(self) -> None:
-        t = self.config.timeouts
+    async def _drop(self) -> None:
+        """Forget everything of this session and give its context back.  Safe to call more than once."""
         for task in list(self._tasks):
             task.cancel()
-        ctx, browser = self._context, self._browser
+        ctx, scratch = self._context, self._scratch_ctx
+        self._context = self._scratch_ctx = None
         self._page = self._cdp = self._scratch = None
         self._hooked.clear()
-        self._context = self._browser = None
-        if ctx is not None and not self._disconnected:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(ctx.close(), t.close)
-        if browser is not None:
-            # over CDP this disconnects; a remote Chrome keeps running, a local one is stopped below
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(browser.close(), t.close)
-        await self._stop_process()
+        self._console.clear()
+        self._notes.clear()
         self._inflight.clear()
-        self._loading = False
+        self._navigating.clear()
+        self._refused.clear()
+        self._downloads_seen = 0
         self.mouse = None
-
-    async def _stop_process(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            if proc.stderr is not None:
-                with contextlib.suppress(Exception):
-                    asyncio.get_running_loop().remove_reader(proc.stderr.fileno())
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGTERM)
-                for _ in range(50):
-                    if proc.poll() is not None:
-                        break
-                    await asyncio.sleep(0.05)
-                if proc.poll() is None:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    await asyncio.to_thread(proc.wait, 5)
-            if proc.stderr is not None:
-                proc.stderr.close()
-        if self._profile:
-            await asyncio.to_thread(shutil.rmtree, self._profile, True)
-            self._profile = None
+        for c in (ctx, scratch):
+            if c is not None:
+                await self.pool.release(c)
+        if self._own_downloads and self.downloads_dir is not None:
+            await asyncio.to_thread(shutil.rmtree, self.downloads_dir, True)
+            self.downloads_dir = None
 
     async def shutdown(self) -> None:
-        """Close the browser and stop Playwright.  Safe to call more than once."""
-        await self._teardown()
-        if self._pw is not None:
-            pw, self._pw = self._pw, None
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(pw.stop(), self.config.timeouts.close)
-        if self._own_downloads and self.downloads_dir is not None and not any(self.downloads_dir.iterdir()):
-            shutil.rmtree(self.downloads_dir, ignore_errors=True)
+        """Close the session.  The pool (and its browser) stays for other sessions.  Idempotent."""
+        await self._on_pool(self._drop())
 
-    # -- events -------------------------------------------------------------------
+    # -- events (all on the pool's loop) -----------------------------------------------------
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(_forget)
 
-    def _on_disconnected(self, _: Browser) -> None:
-        self._disconnected = True
+    def _hook(self, page: Page) -> None:
+        if page in self._hooked:
+            return
+        self._hooked.append(page)
+        page.on("console", self._on_console)
+        page.on("pageerror", self._on_pageerror)
+        page.on("request", self._on_request)
+        page.on("requestfinished", self._on_request_done)
+        page.on("requestfailed", self._on_request_failed)
+        page.on("response", self._on_response)
+        page.on("dialog", self._on_dialog)
+        page.on("download", self._on_download)
+        page.on("crash", self._on_crash)
+        page.on("framenavigated", self._on_framenavigated)
+        page.on("close", self._on_page_close)
 
     def _on_console(self, msg: ConsoleMessage) -> None:
-        if str(msg.type) == "verbose":
-            return  # the browser's own advice (such as "[DOM] Password field is not contained in a form")
-        self._console.append(ConsoleEntry(type=msg.type, text=msg.text))
+        kind = str(msg.type)
+        if kind == "verbose":
+            return  # the browser's own advice, such as "[DOM] Password field is not contained in a form"
+        text = msg.text
+        if kind == "error" and text.startswith("Failed to load resource"):
+            return  # the same failure is reported once, with its URL, from the network events
+        self._console.add(kind, text)
 
     def _on_pageerror(self, err: Exception) -> None:
-        text = getattr(err, "message", None) or str(err)
-        self._console.append(ConsoleEntry(type="pageerror", text=str(text)))
+        self._console.add("pageerror", str(getattr(err, "message", None) or err))
+
+    def _main_navigation(self, req: Request) -> bool:
+        page = self._page
+        if page is None or not req.is_navigation_request():
+            return False
+        try:
+            return req.frame == page.main_frame
+        except PlaywrightError:
+            return False  # a request of a service worker has no frame
 
     def _on_request(self, req: Request) -> None:
         self._inflight.add(req)
         self._last_net = time.monotonic()
-        if req.is_navigation_request() and self._page is not None and req.frame == self._page.main_frame:
-            self._loading = True
+        if self._main_navigation(req):
+            self._navigating.add(req)
+            self._nav_requests += 1
 
     def _on_request_done(self, req: Request) -> None:
         self._inflight.discard(req)
+        self._navigating.discard(req)
         self._last_net = time.monotonic()
 
     def _on_request_failed(self, req: Request) -> None:
         self._inflight.discard(req)
+        self._navigating.discard(req)
         self._last_net = time.monotonic()
         failure = req.failure or "failed"
+        if req.url in self._refused or _is_favicon(req.url):
+            return
         if "ERR_ABORTED" in failure and req.is_navigation_request():
             return  # a navigation replaced by another one, or a download
-        self._console.append(ConsoleEntry(type="requestfailed", text=f"{req.method} {req.url}: {failure}"))
-        if req.is_navigation_request() and self._page is not None and req.frame == self._page.main_frame:
-            self._loading = False
+        self._console.add("requestfailed", f"{req.method} {req.url}: {failure}")
 
     def _on_response(self, resp: Response) -> None:
-        if resp.status >= 400:
-            self._console.append(
-                ConsoleEntry(
-                    type="httperror",
-                    text=f"{resp.status} {resp.status_text} {resp.request.method} {resp.url}",
-                )
+        # answered: a body nobody reads (an unread fetch, an event stream) must not hold the page open
+        self._inflight.discard(resp.request)
+        self._last_net = time.monotonic()
+        if resp.status >= 400 and not _is_favicon(resp.url):
+            self._console.add(
+                "httperror", f"{resp.status} {resp.status_text} {resp.request.method} {resp.url}"
             )
 
-    def _on_load(self, page: Page) -> None:
-        if page is self._page:
-            self._loading = False
+    def _on_framenavigated(self, frame: Frame) -> None:
+        if self._page is not None and frame == self._page.main_frame:
+            self._commits += 1
+            self._navigating.clear()  # the navigation committed; any earlier one was replaced
 
     def _on_dialog(self, dialog: Dialog) -> None:
-        self._notes.append(f"a {dialog.type} dialog was dismissed: {dialog.message!r}")
+        self._last_dialog = time.monotonic()
+        self._notes.dialog(dialog.type, dialog.message)
         self._spawn(dialog.dismiss())
 
     def _on_download(self, download: Download) -> None:
@@ -590,42 +405,131 @@ class BrowserSession:
         self._spawn(self._save_download(download))
 
     async def _save_download(self, download: Download) -> None:
-        assert self.downloads_dir is not None
+        folder = self._downloads_folder()
         name = Path(download.suggested_filename).name or "download"
-        target = self.downloads_dir / name
+        target = folder / name
         n = 1
         while target.exists():
-            target = self.downloads_dir / f"{Path(name).stem}-{n}{Path(name).suffix}"
+            target = folder / f"{Path(name).stem}-{n}{Path(name).suffix}"
             n += 1
         try:
             await asyncio.wait_for(download.save_as(target), self.config.timeouts.navigation)
         except Exception as e:
-            self._notes.append(f"a download of {name!r} failed: {e}")
+            self._notes.add(f"a download of {name!r} failed: {first_line(e)}")
             return
-        self._notes.append(f"a file was downloaded and saved as {target} ({target.stat().st_size} bytes)")
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(download.delete(), self.config.timeouts.close)
+        self._notes.add(f"a file was downloaded and saved as {target} ({target.stat().st_size:,} bytes)")
+
+    def _downloads_folder(self) -> Path:
+        if self.downloads_dir is None:
+            self.downloads_dir = Path(tempfile.mkdtemp(prefix="xmltools-session-"))
+        self.downloads_dir.mkdir(parents=True, exist_ok=True)
+        return self.downloads_dir
 
     def _on_crash(self, page: Page) -> None:
         if page is self._page:
             self._crashed = True
 
-    def _on_new_page(self, page: Page) -> None:
-        if self._own_page:
-            return  # the page this session opened itself, not a popup
+    def _on_context_page(self, page: Page) -> None:
+        if self._opening:
+            return  # the page this session opened itself
         self._spawn(self._follow(page))
 
     async def _follow(self, page: Page) -> None:
         await self._use_page(page)
-        self._loading = True
-        self._notes.append("a new tab opened, and you now see it (the earlier tab stays open behind it)")
+        self._notes.add("a new tab opened, and you now see it (the earlier tab stays open behind it)")
 
     def _on_page_close(self, page: Page) -> None:
-        if page is self._page and self._context is not None:
-            rest = [p for p in self._context.pages if not p.is_closed() and p is not page]
-            if rest:
-                self._notes.append("the tab closed itself; you now see the previous tab")
-                self._spawn(self._use_page(rest[-1]))
+        if page is not self._page or self._context is None:
+            return
+        rest = [p for p in self._context.pages if not p.is_closed() and p is not page]
+        if rest:
+            self._notes.add("the tab closed itself; you now see the previous tab")
+            self._spawn(self._use_page(rest[-1]))
 
-    # -- helpers ------------------------------------------------------------------
+    async def _use_page(self, page: Page) -> None:
+        self._page = page
+        self._hook(page)
+        self._navigating.clear()
+        self._cdp = None
+        with contextlib.suppress(PlaywrightError, _Hung):
+            await self._ensure_cdp()
+
+    async def _ensure_cdp(self) -> CDPSession:
+        if self._cdp is None:
+            if self._context is None or self._page is None:
+                raise _Hung("no page is open")
+            self._cdp = await self._bounded(
+                self._context.new_cdp_session(self._page), self.config.timeouts.action
+            )
+        return self._cdp
+
+    async def _route(self, route: Route) -> None:
+        """Every request of the session passes here: the URL policy decides, in the browser."""
+        req = route.request
+        navigation = req.is_navigation_request()
+        try:
+            reason = self.config.url_policy.check(req.url, navigation=navigation)
+            if reason is not None:
+                await self._refuse(route, req.url, reason)
+            elif navigation and req.url.startswith(("http://", "https://")):
+                await self._route_navigation(route)
+            else:
+                await route.fallback()
+        except PlaywrightError:
+            pass  # the page or the request went away meanwhile
+
+    async def _refuse(self, route: Route, url: str, reason: str) -> None:
+        self._refused[route.request.url] = reason
+        self._notes.add(f"the page tried to open {clip(url, 200)}, which was refused: {reason}")
+        await route.abort("aborted" if route.request.is_navigation_request() else "blockedbyclient")
+
+    async def _route_navigation(self, route: Route) -> None:
+        """A document request, with every redirect hop checked before the browser follows it.
+
+        Playwright lets the browser follow redirects without routing them, so the
+        hops are walked here (``route.fetch`` shares the context's cookies).  With
+        no redirect, the fetched answer is handed to the browser as it is; after
+        redirects, the browser is sent straight to the last, checked URL, so no
+        hop is requested twice, only that last page.
+        """
+        req = route.request
+        t = self.config.timeouts
+        url, method = req.url, req.method
+        try:
+            resp = await route.fetch(max_redirects=0, timeout=t.navigation * 1000)
+        except PlaywrightError:
+            # no answer at all (refused, unknown host, timeout): the browser asks again itself
+            # and reports its own error, as it would without the policy
+            await route.fallback()
+            return
+        hops = 0
+        while 300 <= resp.status < 400 and resp.headers.get("location") and hops < MAX_NAVIGATIONS:
+            target = urljoin(url, resp.headers["location"])
+            reason = self.config.url_policy.check(target)
+            if reason is not None:
+                await resp.dispose()
+                await self._refuse(route, target, f"a redirect led there, and {reason}")
+                return
+            if resp.status in (301, 302, 303):
+                method = "GET"
+            await resp.dispose()
+            hops += 1
+            url = target
+            try:
+                resp = await route.fetch(url=url, method=method, max_redirects=0, timeout=t.navigation * 1000)
+            except PlaywrightError as e:
+                await route.abort(_abort_code(str(e)))
+                return
+        if hops == 0:
+            await route.fulfill(response=resp)
+            return
+        await resp.dispose()
+        await route.fulfill(status=302, headers={"location": url}, body="")
+
+    # -- helpers -----------------------------------------------------------------------------
 
     async def _bounded(self, aw: Awaitable[T], seconds: float) -> T:
         try:
@@ -633,220 +537,451 @@ class BrowserSession:
         except TimeoutError as e:
             raise _Hung(f"no answer within {seconds:g} s") from e
 
+    async def _input(self, aw: Awaitable[T], seconds: float) -> T:
+        """An input action, bounded by ``seconds``; longer only while the page keeps raising dialogs.
+
+        A click whose handler raises dialogs one after another does not return
+        until the last one is dismissed: that is progress, not a stuck page, so
+        it may run up to the navigation bound.
+        """
+        loop = asyncio.get_running_loop()
+        fut = asyncio.ensure_future(aw)
+        deadline = loop.time() + seconds
+        hard = loop.time() + max(seconds, self.config.timeouts.navigation)
+        try:
+            while True:
+                await asyncio.wait({fut}, timeout=0.05)
+                if fut.done():
+                    return fut.result()
+                now = loop.time()
+                busy_with_dialogs = time.monotonic() - self._last_dialog < 1.0
+                if now >= hard or (now >= deadline and not busy_with_dialogs):
+                    raise _Hung(f"no answer within {seconds:g} s")
+        finally:
+            if not fut.done():
+                fut.cancel()
+            fut.add_done_callback(_forget)
+
     def _require_page(self) -> Page:
         if self._page is None:
             raise _Hung("no page is open")
         return self._page
 
-    async def _settle(self) -> list[str]:
-        """Wait, within bounds, until the page has loaded, the network is quiet and the DOM is still.
+    def _alive(self) -> bool:
+        ctx = self._context
+        browser = ctx.browser if ctx is not None else None
+        return not self._crashed and not self._disconnected and (browser is None or browser.is_connected())
 
-        If the page asked for a new tab, wait for that tab and settle it too.
+    def _classify(self, err: BaseException) -> FailureClass:
+        page = self._page
+        return classify(str(err), alive=self._alive(), page_open=page is not None and not page.is_closed())
+
+    async def _probe(self) -> bool:
+        """Whether the page's main thread answers a trivial evaluation at once."""
+        page = self._page
+        if page is None:
+            return False
+        try:
+            await self._bounded(page.evaluate("0"), self.config.timeouts.probe)
+            return True
+        except _Hung:
+            return False
+        except PlaywrightError as e:
+            return self._classify(e) is not FailureClass.LOST
+
+    # -- settling --------------------------------------------------------------------------------
+
+    async def _settle(self, nav_started: bool = False) -> list[str]:
+        """Follow any navigation the action started, then wait until the page is quiet.
+
+        Bounded by the navigation timeout for the navigations, and by the settle
+        timeout for the quiet windows.  If the page asked for a new tab, that tab
+        is waited for and settled too.
         """
-        notes: list[str] = []
-        for _ in range(3):  # the page, then at most two new tabs in a row
-            page = self._require_page()
-            popups = await self._settle_page(notes)
-            if not popups:
-                break
-            deadline = asyncio.get_running_loop().time() + self.config.timeouts.settle
-            while self._page is page and asyncio.get_running_loop().time() < deadline:
-                await asyncio.sleep(0.01)
-                if self._tasks:
-                    await asyncio.wait(list(self._tasks), timeout=self.config.timeouts.settle)
-            if self._page is page:
-                notes.append("the page asked for a new tab, but none opened")
-                break
-        return notes
-
-    async def _settle_page(self, notes: list[str]) -> int:
         t = self.config.timeouts
         loop = asyncio.get_running_loop()
-        await asyncio.sleep(0)
-        if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=t.settle)
-        if self._loading:
-            deadline = loop.time() + t.navigation
-            while self._loading and loop.time() < deadline and not self._crashed:
-                await asyncio.sleep(0.01)
-            if self._loading:
-                notes.append(
-                    f"the page had not finished loading after {t.navigation:g} s; this is how it looked then"
-                )
-        deadline = loop.time() + t.settle
-        if self._inflight or self._last_net >= self._action_started:
-            while loop.time() < deadline:
-                if not self._inflight and time.monotonic() - self._last_net >= t.network_quiet:
-                    break
-                await asyncio.sleep(0.02)
-            else:
-                notes.append(f"{len(self._inflight)} network requests were still open after {t.settle:g} s")
-        page = self._require_page()
-        budget = max(0.05, deadline - loop.time())
-        res = await self._bounded(
-            page.evaluate(_SETTLE_JS, [t.dom_quiet * 1000, budget * 1000]), budget + t.action
-        )
-        if not isinstance(res, dict):
-            return 0
-        if not res.get("settled", True):
-            notes.append(f"the page was still changing after {t.settle:g} s; this is how it looked then")
-        expected = int(res.get("downloads") or 0)
-        if expected:
-            # the page started a download: wait (bounded) until the browser reports it and it is saved
-            limit = loop.time() + t.settle
-            while self._downloads_seen < expected and loop.time() < limit:
-                await asyncio.sleep(0.01)
-            self._downloads_seen = 0
+        nav_deadline = loop.time() + t.navigation
+        notes: list[str] = []
+        hops = 0
+        quiet_rounds = 0
+        quiet_deadline: float | None = None  # the quiet windows of one document share one bound
+        expect_nav = nav_started
+        while True:
             if self._tasks:
-                await asyncio.wait(list(self._tasks), timeout=t.navigation)
-        return int(res.get("popups") or 0)
+                await asyncio.wait(list(self._tasks), timeout=t.settle)
+            page = self._require_page()
+            await self._await_navigation(page, nav_deadline, expect_nav, notes)
+            if self._page is not page:
+                continue  # a new tab took over
+            commits, requests = self._commits, self._nav_requests
+            if quiet_deadline is None:
+                quiet_deadline = loop.time() + t.settle
+            budget = max(0.05, min(t.settle, nav_deadline - loop.time()))
+            try:
+                # the network's quiet window and the DOM's run side by side
+                res, _ = await asyncio.gather(
+                    self._bounded(
+                        page.evaluate(scripts.SETTLE, [t.dom_quiet * 1000, budget * 1000]), budget + t.action
+                    ),
+                    self._network_quiet(quiet_deadline),
+                )
+            except PlaywrightError as e:
+                if self._classify(e) is FailureClass.TRANSIENT and loop.time() < nav_deadline:
+                    hops += 1
+                    quiet_deadline = None
+                    expect_nav = False
+                    if hops <= MAX_NAVIGATIONS:
+                        continue
+                    notes.append(_kept_navigating(hops))
+                    return notes
+                raise
+            if not isinstance(res, dict):
+                return notes
+            moved = bool(res.get("crossNavs")) or self._commits != commits or self._nav_requests != requests
+            if moved or self._navigating:
+                hops += 1
+                quiet_deadline = None
+                expect_nav = bool(res.get("crossNavs"))
+                if hops > MAX_NAVIGATIONS or loop.time() >= nav_deadline:
+                    notes.append(_kept_navigating(hops))
+                    return notes
+                continue
+            if self._inflight and quiet_rounds < 3:
+                quiet_rounds += 1  # the page started requests while the DOM was quiet: wait for them too
+                continue
+            if not res.get("settled", True):
+                notes.append(f"the page was still changing after {t.settle:g} s; this is how it looked then")
+            await self._await_downloads(int(res.get("downloads") or 0))
+            if int(res.get("popups") or 0) and not await self._await_popup(page):
+                notes.append("the page asked for a new tab, but none opened")
+            if self._page is not page:
+                continue  # settle the new tab too
+            return notes
+
+    async def _await_navigation(self, page: Page, deadline: float, expect: bool, notes: list[str]) -> None:
+        """Wait until no main-frame navigation is in flight and the current document has loaded."""
+        t = self.config.timeouts
+        loop = asyncio.get_running_loop()
+        commits, requests = self._commits, self._nav_requests
+        grace = loop.time() + _NEW_REQUEST_GRACE
+        while self._page is page and loop.time() < deadline and not self._crashed:
+            waiting_request = expect and self._nav_requests == requests and self._commits == commits
+            if not self._navigating and not (waiting_request and loop.time() < grace):
+                break
+            await asyncio.sleep(0.01)
+        else:
+            if self._page is page and self._navigating and not self._crashed:
+                url = clip(next(iter(self._navigating)).url, 200)
+                notes.append(
+                    f"the page was still waiting for {url} after {t.navigation:g} s;"
+                    " this is how it looked then"
+                )
+                return
+        if self._page is not page or self._crashed:
+            return
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return
+        try:
+            await self._bounded(page.wait_for_load_state("load", timeout=remaining * 1000), remaining + 1)
+        except (PlaywrightError, _Hung) as e:
+            if isinstance(e, PlaywrightError) and self._classify(e) is not FailureClass.PAGE:
+                return  # the document changed again, or the session is gone: the caller looks again
+            notes.append(
+                f"the page had not finished loading after {t.navigation:g} s; this is how it looked then"
+            )
+
+    async def _network_quiet(self, deadline: float) -> None:
+        t = self.config.timeouts
+        if not self._inflight and self._last_net < self._action_started:
+            return
+        loop = asyncio.get_running_loop()
+        while loop.time() < deadline:
+            if not self._inflight and time.monotonic() - self._last_net >= t.network_quiet:
+                return
+            await asyncio.sleep(0.01)
+
+    async def _await_downloads(self, expected: int) -> None:
+        if not expected:
+            return
+        loop = asyncio.get_running_loop()
+        limit = loop.time() + self.config.timeouts.settle
+        while self._downloads_seen < expected and loop.time() < limit:
+            await asyncio.sleep(0.01)
+        self._downloads_seen = 0
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=self.config.timeouts.navigation)
+
+    async def _await_popup(self, page: Page) -> bool:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.config.timeouts.settle
+        while self._page is page and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+            if self._tasks:
+                await asyncio.wait(list(self._tasks), timeout=self.config.timeouts.settle)
+        return self._page is not page
+
+    # -- observing ---------------------------------------------------------------------------------
+
+    async def _page_screenshot(self) -> Screenshot:
+        """Playwright's own screenshot (PNG or JPEG): slower, but it copes with any page."""
+        c = self.config
+        t = c.timeouts
+        page = self._require_page()
+        kind: Literal["png", "jpeg"] = "jpeg" if c.screenshot_format == "jpeg" else "png"
+        quality = c.screenshot_quality if kind == "jpeg" else None
+        data = await self._bounded(
+            page.screenshot(type=kind, quality=quality, scale="device", timeout=t.screenshot * 1000),
+            t.screenshot + 1,
+        )
+        w, h = image_size(data)
+        return Screenshot(data=data, format=kind, width=w, height=h)
 
     async def _screenshot(self) -> Screenshot:
-        fmt = self.config.screenshot_format
-        t = self.config.timeouts
-        cdp = self._cdp
-        if cdp is None:
-            raise _Hung("no page is open")
-        params: dict[str, Any] = {"format": fmt, "captureBeyondViewport": False, "fromSurface": True}
-        if fmt != "png":
-            params["quality"] = self.config.screenshot_quality
-        if self.config.device_scale_factor != 1:
+        """A screenshot over the DevTools protocol (WebP by default).
+
+        Raises :class:`_Moved` when the page commits a new document while the
+        capture waits: such a capture may never finish, so it is abandoned.
+        """
+        c = self.config
+        t = c.timeouts
+        if c.device_scale_factor != 1:
             # A clipped protocol capture would drop this page's emulated pixel ratio, so Playwright's
             # own screenshot takes this case; it has no WebP, which then falls back to PNG.
-            page = self._require_page()
-            kind: Literal["png", "jpeg"] = "jpeg" if fmt == "jpeg" else "png"
-            quality = self.config.screenshot_quality if kind == "jpeg" else None
-            data = await self._bounded(
-                page.screenshot(type=kind, quality=quality, scale="device", timeout=t.screenshot * 1000),
-                t.screenshot + 1,
-            )
-            w, h = image_size(data)
-            return Screenshot(data=data, format=kind, width=w, height=h)
+            return await self._page_screenshot()
+        fmt = c.screenshot_format if (c.screenshot_format != "webp" or self._webp) else "png"
+        params: dict[str, Any] = {"format": fmt, "captureBeyondViewport": False, "fromSurface": True}
+        if fmt != "png":
+            params["quality"] = c.screenshot_quality
+        cdp = await self._ensure_cdp()
+        commits = self._commits
+        capture = asyncio.ensure_future(cdp.send("Page.captureScreenshot", params))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + t.screenshot
         try:
-            res = await self._bounded(cdp.send("Page.captureScreenshot", params), t.screenshot)
-        except PlaywrightError:
-            if fmt == "png":
+            while not capture.done():
+                await asyncio.wait({capture}, timeout=0.02)
+                if capture.done():
+                    break
+                if self._commits != commits:
+                    raise _Moved("the page committed a new document during the screenshot")
+                if loop.time() >= deadline:
+                    raise _Hung(f"no screenshot within {t.screenshot:g} s")
+            res = capture.result()
+        except PlaywrightError as e:
+            if fmt != "webp" or "format" not in str(e).lower():
+                self._cdp = None  # the next try attaches again
                 raise
-            fmt = "png"  # this browser cannot encode the chosen format: fall back to PNG
-            params = {k: v for k, v in params.items() if k != "quality"} | {"format": "png"}
-            res = await self._bounded(cdp.send("Page.captureScreenshot", params), t.screenshot)
+            self._webp = False  # this browser cannot encode WebP: PNG from now on
+            return await self._screenshot()
+        finally:
+            if not capture.done():
+                capture.cancel()
+            capture.add_done_callback(_forget)
         data = base64.b64decode(res["data"])
         w, h = image_size(data)
         return Screenshot(data=data, format=fmt, width=w, height=h)
 
-    async def similarity(self, a: Screenshot, b: Screenshot) -> float:
-        """How alike two screenshots are, from 0 to 1, decoded by the browser itself.
+    async def _capture(self) -> tuple[Page, Screenshot, str]:
+        """The screenshot and title of the current page; a document that changes under it is seen again.
 
-        Runs in a scratch context of its own, so the page under test is not touched.
-        Needs an open browser.
+        After a few documents have changed under the protocol's capture,
+        Playwright's own screenshot (PNG) is used: it copes with a page that
+        keeps navigating.
         """
-        if self._browser is None or self._disconnected:
-            raise BrowserError("comparing screenshots needs an open browser")
+        t = self.config.timeouts
+        for attempt in range(MAX_NAVIGATIONS):
+            page = self._require_page()
+            shoot = self._screenshot if attempt < 3 else self._page_screenshot
+            try:
+                shot, title = await asyncio.gather(shoot(), self._bounded(page.title(), t.action))
+                return page, shot, title
+            except (PlaywrightError, _Moved) as e:
+                if isinstance(e, PlaywrightError) and self._classify(e) is not FailureClass.TRANSIENT:
+                    raise
+                await asyncio.sleep(0.02)
+        raise _Hung("the page kept changing under the screenshot")
+
+    async def _observe(
+        self,
+        extra_notes: list[str] | None = None,
+        target: str | None = None,
+        captured: tuple[Page, Screenshot, str] | None = None,
+    ) -> Observation:
+        """The page as it is now, with everything collected since the last observation."""
+        caps = self.config.caps
+        page, shot, title = captured or await self._capture()
+        console, cut = self._console.take()
+        self._last_url = page.url
+        return Observation(
+            url=clip(page.url, caps.url_chars),
+            title=clip(title, caps.title_chars),
+            console=console,
+            screenshot=shot,
+            viewport=self.viewport,
+            mouse=self.mouse,
+            notes=self._notes.take([*(extra_notes or []), *cut]),
+            target=target,
+        )
+
+    async def observe(self, extra_notes: list[str] | None = None) -> Observation:
+        return await self._on_pool(self._observe(extra_notes))
+
+    async def similarity(self, a: Screenshot, b: Screenshot) -> float:
+        """How alike two screenshots are, from 0 to 1, decoded by the browser in a scratch context."""
+        return await self._on_pool(self._similarity(a, b))
+
+    async def _similarity(self, a: Screenshot, b: Screenshot) -> float:
         if self._scratch is None or self._scratch.is_closed():
-            ctx = await self._bounded(self._browser.new_context(), self.config.timeouts.action)
-            self._scratch = await self._bounded(ctx.new_page(), self.config.timeouts.action)
+            try:
+                self._scratch_ctx = await self.pool.new_context(
+                    self.config.backends, self.config.timeouts.launch
+                )
+            except BrowserError:
+                raise
+            self._scratch = await self._bounded(self._scratch_ctx.new_page(), self.config.timeouts.action)
         res = await self._bounded(
             self._scratch.evaluate(_SIMILARITY_JS, [a.data_url(), b.data_url()]),
             self.config.timeouts.screenshot,
         )
         return float(res)
 
-    async def observe(self, extra_notes: list[str] | None = None) -> Observation:
-        page = self._require_page()
-        t = self.config.timeouts
-        # the title's round trip overlaps the screenshot's encoding
-        shot, title = await asyncio.gather(self._screenshot(), self._bounded(page.title(), t.action))
-        console, self._console = self._console, []
-        notes = [*self._notes, *(extra_notes or [])]
-        self._notes = []
-        return Observation(
-            url=page.url,
-            title=title,
-            console=tuple(console),
-            screenshot=shot,
-            viewport=self.viewport,
-            mouse=self.mouse,
-            notes=tuple(notes),
-        )
+    # -- running an action -----------------------------------------------------------------------
 
-    async def _run(self, name: str, body: Callable[[], Awaitable[list[str] | None]]) -> Observation | Failure:
+    async def _run(
+        self,
+        name: str,
+        body: Callable[[], Awaitable[tuple[list[str], _Target | str | None]]],
+        *,
+        navigates: bool = False,
+    ) -> Observation | Failure:
         """Run an action's body, settle, observe; turn every way of failing into an honest Failure."""
         if self._page is None:
             return Failure(kind="closed", message="the browser is not open.", browser_closed=True)
-        if self._disconnected:
-            await self._teardown()
-            return Failure(kind="closed", message="the browser process has exited.", browser_closed=True)
+        if not self._alive():
+            return await self._lost(PlaywrightError("the browser has disconnected"))
         self._action_started = time.monotonic()
         try:
-            pre = await body()
+            pre, target = await body()
             if self._crashed:
                 raise PlaywrightError("Target crashed")
-            notes = await self._settle()
-            return await self.observe([*(pre or []), *notes])
+            notes = await self._settle(navigates)
+            for _ in range(3):
+                before = (self._page, self._commits, self._nav_requests)
+                captured = await self._capture()
+                moved = (self._page, self._commits, self._nav_requests) != before or bool(self._navigating)
+                if not moved or any(n.startswith(_KEPT_NAVIGATING) for n in notes):
+                    break
+                notes += await self._settle()  # a navigation began while the page was being looked at
+            return await self._observe([*pre, *notes], await self._resolve(target), captured)
         except _NoTarget as e:
             return Failure(kind="no_target", message=str(e), observation=await self._try_observe())
         except _Navigation as e:
             return Failure(kind="navigation", message=str(e), observation=await self._try_observe())
-        except _Hung as e:
-            return await self._recover(
-                name, f"the page stopped answering ({e}); a script may be stuck in a loop."
+        except (_Hung, PlaywrightError) as e:
+            return await self._failed(name, e)
+
+    async def _failed(self, name: str, err: Exception) -> Failure:
+        cls = self._classify(err) if isinstance(err, PlaywrightError) else FailureClass.PAGE
+        if cls is FailureClass.LOST:
+            return await self._lost(err)
+        timed_out = isinstance(err, _Hung) or "timeout" in str(err).lower()
+        if timed_out and not await self._probe():
+            if not self._alive():
+                return await self._lost(err)
+            last = self._last_url
+            await self._drop()
+            return Failure(
+                kind="timeout",
+                message="the page stopped answering: a script on it may be stuck in a loop.",
+                browser_closed=True,
+                last_url=last,
             )
-        except PlaywrightError as e:
-            return await self._lost(name, e)
+        if timed_out:
+            msg = (
+                f"the {name} action got no answer in time ({first_line(err)}); the page itself still answers."
+            )
+            return Failure(kind="timeout", message=msg, observation=await self._try_observe())
+        return Failure(
+            kind="internal",
+            message=f"the browser reported: {clip(first_line(err), 300)}",
+            observation=await self._try_observe(),
+        )
 
     async def _try_observe(self) -> Observation | None:
         try:
-            return await self.observe()
+            return await self._observe()
         except Exception:
             return None
 
-    async def _recover(self, name: str, message: str) -> Failure:
-        if self._crashed or self._disconnected:
-            return await self._lost(name, PlaywrightError(message))
-        await self._teardown()
-        return Failure(kind="timeout", message=f"the {name} action got {message}", browser_closed=True)
-
-    async def _lost(self, name: str, err: Exception) -> Failure:
+    async def _lost(self, err: BaseException) -> Failure:
         crashed = self._crashed or "crash" in str(err).lower()
-        gone = self._disconnected or (self._proc is not None and self._proc.poll() is not None)
-        await self._teardown()
+        last = self._last_url
+        await self._drop()
         if crashed:
             return Failure(
-                kind="crashed", message="the page's renderer process crashed.", browser_closed=True
+                kind="crashed",
+                message="the page's renderer process crashed.",
+                browser_closed=True,
+                last_url=last,
             )
-        if gone:
-            return Failure(kind="closed", message="the browser process has exited.", browser_closed=True)
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         return Failure(
-            kind="internal", message=f"the browser reported an error: {first}", browser_closed=True
+            kind="closed", message="the browser process has exited.", browser_closed=True, last_url=last
         )
 
-    # -- actions ------------------------------------------------------------------
+    # -- actions --------------------------------------------------------------------------------
 
     async def launch(self, url: str) -> Observation | Failure:
-        """Open the browser (closing an open one first) at ``url``."""
-        if self._browser is not None or self._proc is not None:
-            await self._teardown()
-        try:
-            await self._open()
-        except (BrowserError, ConfigError) as e:
-            await self._teardown()
-            return Failure(kind="launch", message=str(e), browser_closed=True)
-        except _Hung as e:
-            await self._teardown()
-            return Failure(
-                kind="launch", message=f"the browser did not answer at start-up ({e}).", browser_closed=True
-            )
-        except PlaywrightError as e:
-            await self._teardown()
-            return Failure(
-                kind="launch", message=f"could not connect to the browser: {e}", browser_closed=True
-            )
+        """Open a new session (closing this one first) at ``url``.
 
-        async def body() -> list[str]:
-            return await self._goto(url)
+        Raises :class:`~xmltools.errors.BrowserError` when the browser cannot be
+        found, started or reached: that is the host's problem, not the model's.
+        """
+        return await self._on_pool(self._launch(url))
+
+    async def _launch(self, url: str) -> Observation | Failure:
+        await self._drop()
+        c = self.config
+        t = c.timeouts
+        self._crashed = self._disconnected = False
+        try:
+            ctx = await self.pool.new_context(
+                c.backends,
+                t.launch,
+                viewport={"width": self.viewport.width, "height": self.viewport.height},
+                device_scale_factor=c.device_scale_factor,
+                accept_downloads=True,
+            )
+        except PoolFullError as e:
+            return Failure(kind="launch", message=f"no browser session is free: {e}.", browser_closed=True)
+        self._context = ctx
+        try:
+            async with asyncio.timeout(t.launch):
+                browser = ctx.browser
+                if browser is not None:
+                    self.browser_version = browser.version
+                    browser.on("disconnected", self._on_disconnected)
+                await ctx.add_init_script(scripts.INIT)
+                if c.url_policy.restricts_requests:
+                    await ctx.route("**/*", self._route)
+                ctx.on("page", self._on_context_page)
+                self._opening = True
+                try:
+                    page = await ctx.new_page()
+                finally:
+                    self._opening = False
+                await self._use_page(page)
+        except (TimeoutError, PlaywrightError) as e:
+            await self._drop()
+            raise BrowserError(f"the browser did not open a page within {t.launch:g} s ({e})") from e
+
+        async def body() -> tuple[list[str], _Target | str | None]:
+            return await self._goto(url), None
 
         return await self._run("launch", body)
+
+    def _on_disconnected(self, _: object) -> None:
+        self._disconnected = True
 
     async def _goto(self, url: str) -> list[str]:
         page = self._require_page()
@@ -856,101 +991,147 @@ class BrowserSession:
                 page.goto(url, wait_until="commit", timeout=t.navigation * 1000), t.navigation + 1
             )
         except PlaywrightError as e:
-            msg = str(e).splitlines()[0]
+            if self._classify(e) is not FailureClass.PAGE:
+                raise
+            refused = self._refused.get(url) or next(iter(self._refused.values()), None)
+            if refused and "ERR_ABORTED" in str(e):
+                raise _Navigation(f"{url} may not be opened: {refused}") from e
+            msg = first_line(e)
             if "Timeout" in msg:
                 raise _Navigation(f"{url} sent no answer within {t.navigation:g} s.") from e
-            raise _Navigation(f"{url} could not be opened: {msg.removeprefix('Page.goto: ')}") from e
+            raise _Navigation(f"{url} could not be opened: {msg}") from e
         except _Hung as e:
             raise _Navigation(f"{url} sent no answer within {t.navigation:g} s.") from e
-        self._loading = True
-        notes: list[str] = []
-        try:
-            await self._bounded(
-                page.wait_for_load_state("load", timeout=t.navigation * 1000), t.navigation + 1
-            )
-            self._loading = False
-        except (PlaywrightError, _Hung):
-            if self._crashed:
-                raise
-            self._loading = False
-            notes.append(
-                f"the page had not finished loading after {t.navigation:g} s; this is how it looked then"
-            )
-        return notes
+        return []
 
-    async def _point_check(self, p: Point) -> str:
+    async def _describe_point(self, p: Point) -> _Target:
+        """Who is at ``p``: its role and accessible name (``link "Docs"``), or a text description.
+
+        The element under the point is marked and Playwright's ARIA snapshot of
+        it is read, within the probe bound.  _NoTarget on the page's background.
+        """
         page = self._require_page()
-        hit = await self._bounded(page.evaluate(_HIT_JS, [p.x, p.y]), self.config.timeouts.action)
+        t = self.config.timeouts
+        hit = await self._bounded(page.evaluate(scripts.HIT, [p.x, p.y, scripts.MARK]), t.action)
         if hit is None or hit == "":
             raise _NoTarget(
                 f"nothing is at {p.x},{p.y}: only the page background is there."
                 " Look at the screenshot and aim at an element."
             )
-        return str(hit)
+        task = asyncio.ensure_future(self._aria_line(page))
+        task.add_done_callback(_forget)
+        # the name must be read before an action that may replace the document; it takes a few ms
+        await asyncio.wait({task}, timeout=t.probe)
+        return _Target(clip(str(hit), 200), task, self._commits)
+
+    async def _aria_line(self, page: Page) -> str | None:
+        t = self.config.timeouts
+        try:
+            snap = await self._bounded(
+                page.locator(f"[{scripts.MARK}]").first.aria_snapshot(timeout=t.probe * 1000), t.probe + 1
+            )
+        except (PlaywrightError, _Hung):
+            return None
+        finally:
+            with contextlib.suppress(PlaywrightError, _Hung):
+                await self._bounded(page.evaluate(scripts.UNMARK, scripts.MARK), t.probe)
+        line = snap.strip().splitlines()[0].strip() if snap.strip() else ""
+        line = line.removeprefix("- ").rstrip(":").strip()
+        if line and line.split(" ", 1)[0].split(":", 1)[0] not in ("generic", "text", "none"):
+            return clip(line, 200)
+        return None
+
+    async def _resolve(self, target: _Target | str | None) -> str | None:
+        """The best description of what was acted on, without waiting on a page that went away."""
+        if not isinstance(target, _Target):
+            return target
+        if not target.task.done() and self._commits != target.commits:
+            target.task.cancel()  # the element's document is gone
+            return target.fallback
+        try:
+            named = await asyncio.wait_for(asyncio.shield(target.task), self.config.timeouts.probe)
+        except (TimeoutError, asyncio.CancelledError):
+            return target.fallback
+        return named or target.fallback
 
     async def click(self, p: Point) -> Observation | Failure:
-        async def body() -> list[str]:
-            await self._point_check(p)
+        async def body() -> tuple[list[str], _Target | str | None]:
+            target = await self._describe_point(p)
             page = self._require_page()
-            await self._bounded(page.mouse.click(p.x, p.y), self.config.timeouts.action)
+            await self._input(page.mouse.click(p.x, p.y), self.config.timeouts.action)
             self.mouse = p
-            return []
+            return [], target
 
-        return await self._run("click", body)
+        return await self._on_pool(self._run("click", body))
 
     async def hover(self, p: Point) -> Observation | Failure:
-        async def body() -> list[str]:
+        async def body() -> tuple[list[str], _Target | str | None]:
             page = self._require_page()
+            try:
+                target: _Target | None = await self._describe_point(p)
+            except _NoTarget:
+                target = None
             await self._bounded(page.mouse.move(p.x, p.y), self.config.timeouts.action)
             self.mouse = p
-            return []
+            return [], target
 
-        return await self._run("hover", body)
+        return await self._on_pool(self._run("hover", body))
 
     async def type(self, text: str) -> Observation | Failure:
-        async def body() -> list[str]:
+        async def body() -> tuple[list[str], _Target | str | None]:
             page = self._require_page()
-            await self._bounded(page.keyboard.type(text), self.config.timeouts.action + len(text) * 0.01)
-            return []
+            t = self.config.timeouts
+            if len(text) <= TYPE_KEYS_MAX:
+                await self._bounded(page.keyboard.type(text), t.action + len(text) * 0.02)
+            else:
+                await self._bounded(page.keyboard.insert_text(text), t.action + len(text) * 0.0005)
+            return [], None
 
-        return await self._run("type", body)
+        return await self._on_pool(self._run("type", body))
 
     async def press(self, keys: str) -> Observation | Failure:
-        async def body() -> list[str]:
+        async def body() -> tuple[list[str], _Target | str | None]:
             page = self._require_page()
-            await self._bounded(page.keyboard.press(keys), self.config.timeouts.action)
-            return []
+            await self._input(page.keyboard.press(keys), self.config.timeouts.action)
+            return [], None
 
-        return await self._run("press", body)
+        return await self._on_pool(self._run("press", body))
 
-    async def scroll(self, direction: Literal["up", "down"]) -> Observation | Failure:
-        sign = 1 if direction == "down" else -1
-
-        async def body() -> list[str]:
+    async def scroll(self, direction: Literal["up", "down", "left", "right"]) -> Observation | Failure:
+        async def body() -> tuple[list[str], _Target | str | None]:
             page = self._require_page()
-            moved = await self._bounded(
-                page.evaluate(_SCROLL_JS, sign),
-                self.config.timeouts.action,
+            at = self.mouse or Point(x=self.viewport.width // 2, y=self.viewport.height // 2)
+            res = await self._bounded(
+                page.evaluate(scripts.SCROLL, [at.x, at.y, direction]), self.config.timeouts.action
             )
-            return (
-                []
-                if moved
-                else [f"the page did not move: it is already at the {'bottom' if sign > 0 else 'top'}"]
-            )
+            what = str(res.get("what", "page")) if isinstance(res, dict) else "page"
+            moved = bool(res.get("moved")) if isinstance(res, dict) else False
+            edge = {"down": "bottom", "up": "top", "left": "left edge", "right": "right edge"}[direction]
+            if what == "modal":
+                return [
+                    "a dialog is open in front of the page and has nothing to scroll; the page behind it"
+                    " was left as it was"
+                ], None
+            if not moved:
+                return [
+                    f"nothing moved: the {'page' if what == 'page' else what} is already at the {edge}"
+                ], None
+            return ([] if what == "page" else [f"scrolled {what}, the part under the mouse"]), None
 
-        return await self._run(f"scroll_{direction}", body)
+        name = f"scroll_{direction}" if direction in ("up", "down") else "scroll"
+        return await self._on_pool(self._run(name, body))
 
     async def resize(self, size: Viewport) -> Observation | Failure:
-        async def body() -> list[str]:
+        async def body() -> tuple[list[str], _Target | str | None]:
             page = self._require_page()
             await self._bounded(
                 page.set_viewport_size({"width": size.width, "height": size.height}),
                 self.config.timeouts.action,
             )
             self.viewport = size
-            return []
+            return [], None
 
-        return await self._run("resize", body)
+        return await self._on_pool(self._run("resize", body))
 
     async def run(self, action: object) -> Observation | Failure | None:
         """Run a typed action from :mod:`xmltools.tools`; ``close`` returns None (or a Failure)."""
@@ -977,9 +1158,59 @@ class BrowserSession:
         raise ConfigError(f"not a browser action: {action!r}")
 
 
-class _NoTarget(Exception):
-    pass
+def _forget(task: asyncio.Task[Any]) -> None:
+    """A background task's end: its failure (a dialog on a page that closed meanwhile) is not news."""
+    if not task.cancelled():
+        task.exception()
 
 
-class _Navigation(Exception):
-    pass
+def _abort_code(message: str) -> str:
+    """The browser's error for a request that could not be made, from Node's words for it."""
+    low = message.lower()
+    for fragment, code in (
+        ("econnrefused", "connectionrefused"),
+        ("enotfound", "namenotresolved"),
+        ("eai_again", "namenotresolved"),
+        ("econnreset", "connectionreset"),
+        ("timeout", "timedout"),
+    ):
+        if fragment in low:
+            return code
+    return "failed"
+
+
+def _is_favicon(url: str) -> bool:
+    return url.split("?", 1)[0].endswith("/favicon.ico")
+
+
+_KEPT_NAVIGATING = "the page kept navigating"
+
+
+def _kept_navigating(hops: int) -> str:
+    return (
+        f"{_KEPT_NAVIGATING} ({hops} times during this action); this is the latest page."
+        " It may navigate again by itself."
+    )
+
+
+# Decodes two images in the browser and returns their similarity: 1 - mean absolute
+# channel difference / 255 (0 when the sizes differ).
+_SIMILARITY_JS = """
+async ([a, b]) => {
+  const load = async (url) => createImageBitmap(await (await fetch(url)).blob());
+  const [ia, ib] = await Promise.all([load(a), load(b)]);
+  if (ia.width !== ib.width || ia.height !== ib.height) return 0;
+  const px = (img) => {
+    const c = new OffscreenCanvas(img.width, img.height);
+    const g = c.getContext('2d');
+    g.drawImage(img, 0, 0);
+    return g.getImageData(0, 0, img.width, img.height).data;
+  };
+  const da = px(ia), db = px(ib);
+  let sum = 0;
+  for (let i = 0; i < da.length; i += 4) {
+    sum += Math.abs(da[i] - db[i]) + Math.abs(da[i + 1] - db[i + 1]) + Math.abs(da[i + 2] - db[i + 2]);
+  }
+  return 1 - sum / (da.length / 4 * 3 * 255);
+}
+"""

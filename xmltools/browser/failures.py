@@ -1,0 +1,83 @@
+"""One table that classifies every failure the browser reports.
+
+Three classes, and what the controller does with each:
+
+- ``TRANSIENT``: the document changed under us (a navigation replaced the
+  execution context, the screenshot target was swapped, a frame detached).
+  The controller settles on the new document and looks again, within the
+  same bounds.
+- ``PAGE``: the page's own problem (a navigation error, a wait that ran out).
+  It is reported to the model honestly and the session is kept.
+- ``LOST``: the browser disconnected, the context or page was closed by the
+  browser, the renderer crashed.  Only these end the session.
+
+Playwright reports all of them as one ``Error`` type whose message tells them
+apart, so the table matches on message fragments.  An unknown message counts
+as ``PAGE``, and the session's liveness is checked before the verdict is
+final (see :func:`classify`): a dead browser makes any error ``LOST``.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+__all__ = ["FailureClass", "classify", "first_line"]
+
+
+class FailureClass(Enum):
+    TRANSIENT = "transient"
+    PAGE = "page"
+    LOST = "lost"
+
+
+# (fragment of the message, lower case) -> class; the first match wins
+TABLE: tuple[tuple[str, FailureClass], ...] = (
+    # Playwright's word for a closed page; with the browser alive, another tab may take over
+    ("target page, context or browser has been closed", FailureClass.TRANSIENT),
+    ("target crashed", FailureClass.LOST),
+    ("page crashed", FailureClass.LOST),
+    ("browser has been closed", FailureClass.LOST),
+    ("browser has disconnected", FailureClass.LOST),
+    ("connection closed", FailureClass.LOST),
+    ("websocket error", FailureClass.LOST),
+    ("execution context was destroyed", FailureClass.TRANSIENT),
+    ("cannot find context with specified id", FailureClass.TRANSIENT),
+    ("not attached to an active page", FailureClass.TRANSIENT),
+    ("frame was detached", FailureClass.TRANSIENT),
+    ("frame has been detached", FailureClass.TRANSIENT),
+    ("navigating frame was detached", FailureClass.TRANSIENT),
+    ("inspected target navigated or closed", FailureClass.TRANSIENT),
+    ("session closed. most likely the page has been closed", FailureClass.TRANSIENT),
+    ("target closed", FailureClass.TRANSIENT),
+    ("timeout", FailureClass.PAGE),
+    ("net::err_", FailureClass.PAGE),
+)
+
+
+def classify(message: str, *, alive: bool, page_open: bool) -> FailureClass:
+    """The class of a failure with this message, given whether the session still lives.
+
+    ``alive``: the browser is connected and no renderer crashed.  ``page_open``:
+    the page the action ran on is still open.  A closed page in a live browser
+    is transient (another tab takes over, or the session reports it closed).
+    """
+    if not alive:
+        return FailureClass.LOST
+    low = message.lower()
+    for fragment, cls in TABLE:
+        if fragment in low:
+            if cls is FailureClass.LOST and page_open:
+                # a message that speaks of a crash or a closed browser while everything answers
+                return FailureClass.PAGE
+            return cls
+    return FailureClass.PAGE
+
+
+def first_line(err: BaseException) -> str:
+    """The first line of an error's message, without Playwright's ``Page.goto:``-style prefix."""
+    text = str(err).strip()
+    line = text.splitlines()[0] if text else type(err).__name__
+    head, sep, rest = line.partition(": ")
+    if sep and "." in head and " " not in head:
+        return rest
+    return line

@@ -1,0 +1,421 @@
+"""Browsers and their sessions: one browser per backend, one isolated context per session.
+
+A :class:`BrowserPool` owns a Playwright instance and, lazily, one browser per
+:class:`Backend`:
+
+- ``local``: ``chromium.launch(executable_path=…)`` over Playwright's pipe, so
+  the browser (and its temporary profile) dies with the host, even on SIGKILL;
+- ``cdp``: ``connect_over_cdp`` to a running Chrome (``http://host:9222``, a
+  ``ws://…/devtools/browser/…`` URL, or ``auto``); closing only disconnects;
+- ``server``: ``chromium.connect`` to a Playwright server (``playwright
+  run-server``, a browser grid), any other ``ws://`` or ``wss://`` URL.
+
+Each session gets a fresh ``BrowserContext`` (cookies, storage, downloads of
+its own).  A pool runs on an event loop of its own, in a daemon thread, so one
+pool can serve interpreters on any loop or thread; every public coroutine may
+be awaited from anywhere.  :func:`default_pool` is the process-wide pool,
+made on first use and closed at exit.
+
+All of start-up (launching or connecting, and making the context) is bounded
+by ``launch_timeout``; a session that waits for a free slot waits within the
+same bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import json
+import re
+import threading
+import time
+import urllib.request
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
+from playwright.async_api import Error as PlaywrightError
+
+from .._loop import LoopThread
+from ..errors import BrowserError, ConfigError, RemoteBrowserError
+from .locate import find_chromium
+
+__all__ = [
+    "CHROMIUM_FLAGS",
+    "Backend",
+    "BrowserPool",
+    "PoolFullError",
+    "default_pool",
+    "discover_remote",
+]
+
+T = TypeVar("T")
+
+# Flags for a closed network and a quiet, reproducible browser (Playwright adds its own defaults).
+CHROMIUM_FLAGS = (
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-quic",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-features=Translate,MediaRouter,OptimizationHints",
+    "--enable-features=CDPScreenshotNewSurface",  # faster screenshots over the DevTools protocol
+    "--hide-scrollbars",
+    "--mute-audio",
+    "--disable-back-forward-cache",
+    "--force-color-profile=srgb",
+)
+
+
+class PoolFullError(BrowserError):
+    """Every session slot of the pool stayed taken for the whole start-up bound."""
+
+
+@dataclass(frozen=True)
+class Backend:
+    """Where a browser comes from.  Equal backends share one browser in a pool."""
+
+    kind: Literal["local", "cdp", "server"] = "local"
+    executable: str | None = None  # local: a path; None finds one
+    endpoint: str | None = None  # cdp or server
+    headless: bool = True
+    args: tuple[str, ...] = ()
+
+    @classmethod
+    def from_settings(
+        cls,
+        *,
+        executable: str | None = None,
+        remote: str | None = None,
+        headless: bool = True,
+        args: tuple[str, ...] = (),
+    ) -> Backend:
+        """The one backend named by the usual settings; see :meth:`all_from_settings` for several."""
+        return cls.all_from_settings(executable=executable, remote=remote, headless=headless, args=args)[0]
+
+    @classmethod
+    def all_from_settings(
+        cls,
+        *,
+        executable: str | None = None,
+        remote: str | None = None,
+        headless: bool = True,
+        args: tuple[str, ...] = (),
+    ) -> tuple[Backend, ...]:
+        """The backends named by the settings: ``remote`` may list several endpoints, comma-separated.
+
+        ``http://…``, ``ws://…/devtools/…`` and ``auto`` are DevTools endpoints;
+        any other ``ws://`` or ``wss://`` URL is a Playwright server, which is
+        asked to launch ``executable`` when one is set.  No ``remote``: local.
+        """
+        if not remote or not remote.strip():
+            return (cls("local", executable=executable, headless=headless, args=tuple(args)),)
+        out = []
+        for r in (x.strip() for x in remote.split(",")):
+            if not r:
+                continue
+            if r == "auto" or r.startswith(("http://", "https://")) or "/devtools/" in r:
+                out.append(cls("cdp", endpoint=r, headless=headless))
+            elif r.startswith(("ws://", "wss://")):
+                out.append(
+                    cls("server", executable=executable, endpoint=r, headless=headless, args=tuple(args))
+                )
+            else:
+                raise ConfigError(
+                    f"remote endpoint {r!r}: use http://HOST:PORT or ws://…/devtools/browser/… for a DevTools"
+                    " endpoint, ws://HOST:PORT/ for a Playwright server, or 'auto'"
+                )
+        if not out:
+            raise ConfigError(f"remote {remote!r} names no endpoint")
+        return tuple(out)
+
+
+def discover_remote(
+    hosts: tuple[str, ...] = ("127.0.0.1", "localhost"), port: int = 9222, timeout: float = 1.0
+) -> str:
+    """The DevTools WebSocket URL of a Chrome listening on ``port``, or RemoteBrowserError."""
+    tried = []
+    for host in hosts:
+        url = f"http://{host}:{port}/json/version"
+        tried.append(url)
+        with (
+            contextlib.suppress(OSError, ValueError),
+            urllib.request.urlopen(url, timeout=timeout) as r,  # loopback only
+        ):
+            ws = json.loads(r.read().decode()).get("webSocketDebuggerUrl")
+            if ws:
+                return str(ws)
+    raise RemoteBrowserError(_remote_help(", ".join(tried)))
+
+
+def _remote_help(where: str) -> str:
+    return (
+        f"no Chrome answered at {where}.\n"
+        "Start one with remote debugging, using a profile folder of its own (Chrome refuses"
+        " remote debugging on its default profile):\n"
+        "  chromium --remote-debugging-port=9222 --user-data-dir=/tmp/xmltools-chrome\n"
+        "or use local mode, which starts a browser by itself."
+    )
+
+
+def _resolve_cdp(endpoint: str, timeout: float) -> str:
+    if endpoint == "auto":
+        return discover_remote(timeout=timeout)
+    if endpoint.startswith(("ws://", "wss://")):
+        return endpoint
+    m = re.fullmatch(r"(https?://[^/]+)/?", endpoint)
+    if not m:
+        raise ConfigError(f"remote endpoint {endpoint!r}: use http://HOST:PORT, ws://..., or 'auto'")
+    try:
+        with urllib.request.urlopen(m.group(1) + "/json/version", timeout=timeout) as r:
+            ws = json.loads(r.read().decode()).get("webSocketDebuggerUrl")
+    except (OSError, ValueError) as e:
+        raise RemoteBrowserError(_remote_help(endpoint) + f"\n({e})") from e
+    if not ws:
+        raise RemoteBrowserError(f"{endpoint} answered, but gave no webSocketDebuggerUrl")
+    return str(ws)
+
+
+@dataclass
+class _Slot:
+    browser: Browser | None = None
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    sessions: int = 0
+    down_until: float = 0.0  # an endpoint that failed is tried last until then
+
+
+DOWN_FOR = 10.0  # seconds an unreachable endpoint is skipped while others answer
+
+
+class BrowserPool:
+    """Browsers shared by many sessions.  ``await pool.new_context(backend, …)``; ``await pool.aclose()``.
+
+    ``max_sessions`` bounds the open contexts over all backends; a new session
+    waits (within ``launch_timeout``) for a slot, then fails with
+    :class:`PoolFullError`.
+    """
+
+    def __init__(self, *, max_sessions: int = 16, close_timeout: float = 5.0) -> None:
+        if max_sessions < 1:
+            raise ConfigError("max_sessions must be at least 1")
+        self.max_sessions = max_sessions
+        self.close_timeout = close_timeout
+        self._thread = LoopThread("xmltools-pool")
+        self.loop = self._thread.loop
+        self._pw: Playwright | None = None
+        self._pw_lock: asyncio.Lock | None = None
+        self._slots: dict[Backend, _Slot] = {}
+        self._contexts: dict[BrowserContext, Backend] = {}
+        self._free: asyncio.Condition | None = None
+        self._pending = 0
+        self._closed = False
+
+    # -- running on the pool's loop ------------------------------------------------------
+
+    async def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the pool's loop and await it from the caller's loop."""
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is self.loop:
+            return await coro
+        if self._closed:
+            coro.close()
+            raise BrowserError("this browser pool is closed")
+        fut = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        return await asyncio.wrap_future(fut)
+
+    def run_sync(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        return self._thread.call(coro, timeout)
+
+    @property
+    def sessions(self) -> int:
+        """How many contexts are open now (or being made)."""
+        return len(self._contexts) + self._pending
+
+    def browsers(self) -> dict[Backend, Browser]:
+        return {b: s.browser for b, s in self._slots.items() if s.browser is not None}
+
+    # -- the following run on the pool's loop (call them through run()) ---------------------
+
+    async def _playwright(self) -> Playwright:
+        if self._pw_lock is None:
+            self._pw_lock = asyncio.Lock()
+        async with self._pw_lock:
+            if self._pw is None:
+                self._pw = await async_playwright().start()
+            return self._pw
+
+    async def browser(self, backend: Backend, timeout: float) -> Browser:
+        """The backend's browser, started or reached on first use and again after it went away."""
+        slot = self._slots.setdefault(backend, _Slot())
+        async with slot.lock:
+            if slot.browser is not None and slot.browser.is_connected():
+                return slot.browser
+            slot.browser = None
+            pw = await self._playwright()
+            slot.browser = await self._start(pw, backend, timeout)
+            return slot.browser
+
+    async def _start(self, pw: Playwright, backend: Backend, timeout: float) -> Browser:
+        ms = timeout * 1000
+        try:
+            if backend.kind == "local":
+                exe = find_chromium(backend.executable).path
+                try:
+                    return await pw.chromium.launch(
+                        executable_path=exe,
+                        headless=backend.headless,
+                        args=[*CHROMIUM_FLAGS, *backend.args],
+                        timeout=ms,
+                    )
+                except PlaywrightError as e:
+                    raise BrowserError(f"Chromium ({exe}) did not start: {_short(e)}") from e
+            assert backend.endpoint is not None
+            if backend.kind == "cdp":
+                ws = await asyncio.to_thread(_resolve_cdp, backend.endpoint, min(timeout, 5.0))
+                try:
+                    return await pw.chromium.connect_over_cdp(ws, timeout=ms)
+                except PlaywrightError as e:
+                    raise RemoteBrowserError(_remote_help(backend.endpoint) + f"\n({_short(e)})") from e
+            options: dict[str, Any] = {"headless": backend.headless, "args": [*CHROMIUM_FLAGS, *backend.args]}
+            if backend.executable:
+                options["executablePath"] = backend.executable  # the server must run with --unsafe
+            try:
+                return await pw.chromium.connect(
+                    backend.endpoint, timeout=ms, headers={"x-playwright-launch-options": json.dumps(options)}
+                )
+            except PlaywrightError as e:
+                raise RemoteBrowserError(
+                    f"no Playwright server answered at {backend.endpoint} ({_short(e)}).\n"
+                    "Start one with: python -m playwright run-server --port PORT --host 127.0.0.1"
+                ) from e
+        except TimeoutError as e:
+            raise BrowserError(f"the browser did not start within {timeout:g} s") from e
+
+    def _order(self, backends: Sequence[Backend]) -> list[Backend]:
+        """The backends to try, least loaded first; one that failed lately comes last."""
+        now = time.monotonic()
+
+        def key(b: Backend) -> tuple[bool, int]:
+            slot = self._slots.get(b)
+            return (slot is not None and slot.down_until > now, slot.sessions if slot else 0)
+
+        return sorted(backends, key=key)
+
+    async def new_context(
+        self, backend: Backend | Sequence[Backend], timeout: float, **options: Any
+    ) -> BrowserContext:
+        """A fresh, isolated context on the least-loaded backend's browser.  Bounded by ``timeout``.
+
+        With several backends, one that cannot be reached is skipped for a while
+        and the next is tried; the error of the last one is raised if none answers.
+        """
+        backends = [backend] if isinstance(backend, Backend) else list(backend)
+        if self._free is None:
+            self._free = asyncio.Condition()
+        try:
+            async with asyncio.timeout(timeout):
+                async with self._free:
+                    await self._free.wait_for(lambda: self.sessions < self.max_sessions)
+                    self._pending += 1  # hold the slot while the context is made
+                try:
+                    ctx, backend = await self._open_on_any(backends, timeout, options)
+                finally:
+                    self._pending -= 1
+        except TimeoutError as e:
+            if self.sessions >= self.max_sessions:
+                raise PoolFullError(
+                    f"all {self.max_sessions} browser sessions stayed in use for {timeout:g} s"
+                ) from e
+            raise BrowserError(f"the browser did not open a session within {timeout:g} s") from e
+        self._contexts[ctx] = backend
+        self._slots[backend].sessions += 1
+        return ctx
+
+    async def _open_on_any(
+        self, backends: list[Backend], timeout: float, options: dict[str, Any]
+    ) -> tuple[BrowserContext, Backend]:
+        last: Exception | None = None
+        for b in self._order(backends):
+            try:
+                browser = await self.browser(b, timeout)
+                return await browser.new_context(**options), b
+            except (BrowserError, PlaywrightError) as e:
+                if len(backends) == 1:
+                    raise
+                self._slots.setdefault(b, _Slot()).down_until = time.monotonic() + DOWN_FOR
+                last = e
+        assert last is not None
+        raise last
+
+    async def release(self, ctx: BrowserContext) -> None:
+        """Close a context made by :meth:`new_context` (bounded) and free its slot."""
+        backend = self._contexts.pop(ctx, None)
+        if backend is not None:
+            self._slots[backend].sessions -= 1
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(ctx.close(), self.close_timeout)
+        if self._free is not None:
+            async with self._free:
+                self._free.notify_all()
+
+    async def _close_all(self) -> None:
+        for ctx in list(self._contexts):
+            await self.release(ctx)
+        for slot in self._slots.values():
+            b, slot.browser = slot.browser, None
+            if b is not None:
+                # a local browser is stopped; a remote one is only disconnected from
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(b.close(), self.close_timeout)
+        if self._pw is not None:
+            pw, self._pw = self._pw, None
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(pw.stop(), self.close_timeout)
+
+    async def aclose(self) -> None:
+        """Close every session and browser, then the pool's thread.  Safe to call more than once."""
+        if self._closed:
+            return
+        await self.run(self._close_all())
+        self._closed = True
+        self._thread.stop()
+
+    def close(self) -> None:
+        """The synchronous :meth:`aclose`, for scripts and ``atexit``."""
+        if self._closed:
+            return
+        with contextlib.suppress(Exception):
+            self._thread.call(self._close_all(), self.close_timeout * 3 + 5)
+        self._closed = True
+        self._thread.stop()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+
+_default: BrowserPool | None = None
+_default_lock = threading.Lock()
+
+
+def default_pool() -> BrowserPool:
+    """The process-wide pool: made on first use, closed when the process exits."""
+    global _default
+    with _default_lock:
+        if _default is None or _default.closed:
+            _default = BrowserPool()
+            atexit.register(_default.close)
+        return _default
+
+
+def _short(e: BaseException) -> str:
+    text = str(e).strip()
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith(("=", "Call log"))]
+    return lines[0] if lines else type(e).__name__

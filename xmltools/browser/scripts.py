@@ -1,0 +1,172 @@
+"""The small scripts the controller runs inside pages, kept apart from the Python that calls them.
+
+``INIT`` is installed in every document before the page's own scripts.  It
+records, in ``window.__xt``:
+
+- the time of the last DOM mutation (marks the controller sets are ignored);
+- the short timers the page scheduled (``setTimeout`` up to a second), so
+  that settling can wait for work the page announced;
+- every navigation the document starts, from the Navigation API's
+  ``navigate`` event, which fires synchronously for link clicks, form
+  submits, ``location`` changes, meta refresh and history changes, and says
+  whether the navigation stays in the same document or is a download;
+- new tabs asked for (``window.open``, links and forms with a target).
+"""
+
+from __future__ import annotations
+
+__all__ = ["HIT", "INIT", "MARK", "SCROLL", "SETTLE", "UNMARK"]
+
+MARK = "data-xt-mark"
+
+INIT = """
+(() => {
+  if (window.__xt) return;
+  const st = window.__xt = {
+    last: 0, lastTimer: 0, timers: new Map(), st: window.setTimeout.bind(window),
+    navs: 0, crossNavs: 0, downloads: 0, popups: 0, navUrl: '',
+  };
+  const ct = window.clearTimeout.bind(window);
+  window.setTimeout = function (fn, delay, ...args) {
+    const d = Number(delay) || 0;
+    if (typeof fn !== 'function' || d > 1000) return st.st(fn, delay, ...args);
+    const id = st.st(function () {
+      st.timers.delete(id);
+      st.lastTimer = performance.now();
+      return fn.apply(this, arguments);
+    }, delay, ...args);
+    st.timers.set(id, performance.now() + d);
+    return id;
+  };
+  window.clearTimeout = function (id) { st.timers.delete(id); return ct(id); };
+  new MutationObserver((records) => {
+    if (records.every((r) => r.type === 'attributes' && r.attributeName === 'data-xt-mark')) return;
+    st.last = performance.now();
+  }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  if (window.navigation) {
+    window.navigation.addEventListener('navigate', (e) => {
+      st.navs++;
+      st.navUrl = e.destination.url;
+      if (e.downloadRequest !== null && e.downloadRequest !== undefined) st.downloads++;
+      else if (!e.destination.sameDocument) st.crossNavs++;
+    });
+  }
+  const open = window.open;
+  window.open = function (...args) { st.popups++; return open.apply(this, args); };
+  const blank = (t) => !['', '_self', '_parent', '_top'].includes(t || '');
+  document.addEventListener('click', (e) => {
+    const a = e.target && e.target.closest ? e.target.closest('a[href]') : null;
+    if (a && !a.hasAttribute('download') && blank(a.target)) st.popups++;
+  }, true);
+  document.addEventListener('submit', (e) => {
+    const f = e.target;
+    if (f && blank((e.submitter && e.submitter.getAttribute('formtarget')) || f.target)) st.popups++;
+  }, true);
+})();
+"""
+
+# Resolves when the short timers pending at the start have run and the DOM and
+# the timers have been quiet for `quiet` ms, or when a cross-document
+# navigation or a download has started, or when `max` ms have passed.  Takes
+# and resets the counters of navigations, downloads and new tabs.
+SETTLE = """
+async ([quiet, max]) => {
+  const st = window.__xt;
+  const t0 = performance.now();
+  const done = (settled) => {
+    const out = { settled, waited: performance.now() - t0, navs: st.navs, crossNavs: st.crossNavs,
+                  downloads: st.downloads, popups: st.popups, navUrl: st.navUrl };
+    st.navs = st.crossNavs = st.downloads = st.popups = 0;
+    return out;
+  };
+  if (!st) return { settled: true, waited: 0, navs: 0, crossNavs: 0, downloads: 0, popups: 0, navUrl: '' };
+  // let work the action queued run first: a form submission is planned as a task of its own
+  for (let i = 0; i < 2; i++) await new Promise((r) => st.st(r, 0));
+  const ids = [...st.timers.entries()].filter(([, due]) => due <= t0 + max).map(([id]) => id);
+  for (;;) {
+    const now = performance.now();
+    if (st.crossNavs || st.downloads) return done(true);
+    if (now - t0 >= max) return done(false);
+    const pending = ids.some((id) => st.timers.has(id));
+    const idle = now - Math.max(st.last, st.lastTimer);
+    if (!pending && idle >= quiet) return done(true);
+    await new Promise((r) => st.st(r, pending ? 10 : Math.max(1, Math.min(quiet - idle, 20))));
+  }
+}
+"""
+
+# The element under a point: null for none, '' for the page's background.  The
+# element (or its nearest interactive ancestor) is marked so that Python can
+# ask Playwright for its role and accessible name (UNMARK then removes the
+# mark); the text is a fall-back.
+HIT = """
+([x, y, mark]) => {
+  const el = document.elementFromPoint(x, y);
+  if (!el) return null;
+  if (el === document.documentElement || el === document.body) return '';
+  const sel = 'a[href],button,input,select,textarea,summary,label,option,[role],[onclick],[tabindex],'
+    + '[contenteditable=""],[contenteditable="true"]';
+  const target = (el.closest && el.closest(sel)) || el;
+  for (const old of document.querySelectorAll('[' + mark + ']')) old.removeAttribute(mark);
+  target.setAttribute(mark, '1');
+  const tag = target.tagName.toLowerCase();
+  const text = (target.innerText || target.value || target.getAttribute('aria-label') || '')
+    .trim().replace(/\\s+/g, ' ').slice(0, 60);
+  return text ? `${tag} "${text}"` : tag;
+}
+"""
+
+UNMARK = """
+(mark) => { for (const el of document.querySelectorAll('[' + mark + ']')) el.removeAttribute(mark); }
+"""
+
+# Scroll what is under the point, as a mouse wheel would: the nearest element
+# that can still scroll that way; inside an open modal dialog, never the page
+# behind it; otherwise the page.  Returns how far it moved and what moved.
+SCROLL = """
+([x, y, dir]) => {
+  const vertical = dir === 'up' || dir === 'down';
+  const sign = dir === 'down' || dir === 'right' ? 1 : -1;
+  const room = (el) => {
+    const cs = getComputedStyle(el);
+    if (!/(auto|scroll|overlay)/.test(vertical ? cs.overflowY : cs.overflowX)) return false;
+    const max = vertical ? el.scrollHeight - el.clientHeight : el.scrollWidth - el.clientWidth;
+    const pos = vertical ? el.scrollTop : el.scrollLeft;
+    return max > 1 && (sign > 0 ? pos < max - 1 : pos > 0);
+  };
+  const name = (el) => {
+    const label = el.getAttribute('aria-label') || el.id
+      || (el.className && String(el.className).split(' ')[0]);
+    return el.tagName.toLowerCase() + (label ? ` "${String(label).slice(0, 40)}"` : '');
+  };
+  const move = (el) => {
+    const before = vertical ? el.scrollTop : el.scrollLeft;
+    const page = vertical ? el.clientHeight : el.clientWidth;
+    el.scrollBy({ [vertical ? 'top' : 'left']: sign * page, behavior: 'instant' });
+    return (vertical ? el.scrollTop : el.scrollLeft) - before;
+  };
+  const visible = (el) => {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== 'hidden';
+  };
+  const root = document.scrollingElement || document.documentElement;
+  const hit = document.elementFromPoint(x, y);
+  for (let el = hit; el && el !== root && el !== document.body; el = el.parentElement) {
+    if (room(el)) return { moved: move(el), what: name(el) };
+  }
+  const modal = [...document.querySelectorAll('dialog[open], [aria-modal="true"]')].filter(visible).pop();
+  if (modal) {
+    const inner = [modal, ...modal.querySelectorAll('*')].find(room);
+    if (inner) return { moved: move(inner), what: name(inner) };
+    return { moved: 0, what: 'modal' };
+  }
+  if (vertical) {
+    const y0 = window.scrollY;
+    window.scrollBy({ top: sign * window.innerHeight, behavior: 'instant' });
+    return { moved: window.scrollY - y0, what: 'page' };
+  }
+  const x0 = window.scrollX;
+  window.scrollBy({ left: sign * window.innerWidth, behavior: 'instant' });
+  return { moved: window.scrollX - x0, what: 'page' };
+}
+"""
