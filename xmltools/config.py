@@ -53,6 +53,17 @@ class Config(BaseModel):
     settle_timeout: float = Field(3.0, gt=0, description="the longest extra wait for a page to settle")
     idle_timeout: float | None = Field(None, gt=0, description="close the browser after this long unused")
 
+    # what the model sees and may do
+    profile: Literal["roo", "full"] = Field(
+        "roo", description="roo: the nine classic actions by coordinates; full: refs, selectors, forms"
+    )
+    observe: Literal["screenshot", "snapshot", "both"] = Field(
+        "screenshot", description="what each result shows: a screenshot, the ARIA snapshot as text, or both"
+    )
+    max_snapshot_chars: int = Field(20_000, ge=1_000, description="the longest snapshot shown (viewport first)")
+    snapshot_boxes: bool = Field(False, description="add [box=x,y,w,h] to every element of the snapshot")
+    workspace: Path | None = Field(None, description="the folder uploads may come from (besides file roots)")
+
     # the protocol
     policy: Policy = Field(Policy.REJECT, description="other tools while the browser is open")
     mistake_limit: int = Field(3, ge=1, description="consecutive model mistakes before the host is told")

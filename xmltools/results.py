@@ -80,12 +80,15 @@ class Observation(_Frozen):
     mouse: Point | None = None
     notes: tuple[str, ...] = ()  # dialogs dismissed, tabs followed, downloads saved, waits cut short
     target: str | None = None  # what the action acted on: role and accessible name, e.g. 'link "Docs"'
+    snapshot: str | None = None  # the ARIA snapshot (observe="snapshot" or "both", or the snapshot action)
 
 
 class Failure(_Frozen):
     """A browser action that failed, reported honestly to the model."""
 
-    kind: Literal["navigation", "timeout", "no_target", "crashed", "closed", "launch", "internal"]
+    # "target": the model's target was wrong (a stale ref, a selector that matches nothing or several,
+    # a hidden, disabled or covered element): the one kind that counts as the model's mistake
+    kind: Literal["navigation", "timeout", "no_target", "target", "crashed", "closed", "launch", "internal"]
     message: str
     observation: Observation | None = None  # what the page looks like now, when it can still be seen
     browser_closed: bool = False  # the browser is gone (or was shut down to recover): launch again

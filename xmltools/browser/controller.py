@@ -46,6 +46,7 @@ from playwright.async_api import (
     Dialog,
     Download,
     Frame,
+    Locator,
     Page,
     Request,
     Response,
@@ -56,6 +57,7 @@ from playwright.async_api import Error as PlaywrightError
 from ..config import Config
 from ..errors import BrowserError, ConfigError
 from ..results import Failure, Observation, Point, Screenshot, Viewport
+from ..snapshot import ref_lines, refs_in, shape
 from ..tools import DEFAULT_VIEWPORT
 from ..urlpolicy import UrlPolicy
 from . import scripts
@@ -63,6 +65,7 @@ from .failures import FailureClass, classify, first_line
 from .images import image_size
 from .observe import Caps, ConsoleCollector, NoteCollector, clip
 from .pool import CHROMIUM_FLAGS, Backend, BrowserPool, PoolFullError, default_pool, discover_remote
+from .targets import TargetError, describe, explain_action_error, locate, shown
 
 __all__ = [
     "CHROMIUM_FLAGS",
@@ -112,6 +115,9 @@ class BrowserConfig:
     timeouts: Timeouts = field(default_factory=Timeouts)
     caps: Caps = field(default_factory=Caps)
     url_policy: UrlPolicy = field(default_factory=UrlPolicy)
+    observe: Literal["screenshot", "snapshot", "both"] = "screenshot"
+    max_snapshot_chars: int = 20_000
+    snapshot_boxes: bool = False
 
     def __post_init__(self) -> None:
         if not 0 <= self.screenshot_quality <= 100:
@@ -146,6 +152,9 @@ class BrowserConfig:
                 note_chars=c.max_note_chars,
             ),
             url_policy=c.url_policy(),
+            observe=c.observe,
+            max_snapshot_chars=c.max_snapshot_chars,
+            snapshot_boxes=c.snapshot_boxes,
         )
 
     @property
@@ -168,13 +177,19 @@ class _Navigation(Exception):
     pass
 
 
-@dataclass
-class _Target:
-    """What an action acts on: a text description, and the ARIA one when it came in time."""
+@dataclass(frozen=True)
+class _SnapshotRequest:
+    target: Any = None  # a ref or selector target (xmltools.tools.Target), or None for the page
+    depth: int | None = None
+    find: str | None = None
 
-    fallback: str
-    task: asyncio.Future[str | None]
-    commits: int
+
+@dataclass(frozen=True)
+class _Seen:
+    page: Page
+    shot: Screenshot | None
+    title: str
+    snapshot: str | None
 
 
 class _Moved(Exception):
@@ -218,6 +233,8 @@ class BrowserSession:
         self._action_started = 0.0
         self._webp = True
         self._refused: dict[str, str] = {}  # URL -> why the policy refused it
+        self._refs: set[str] = set()  # the refs of the latest snapshot of the current document
+        self._ref_lines: dict[str, str] = {}  # ref -> its element's role and name in that snapshot
         self._last_url: str | None = None
         self._scratch: Page | None = None
         self._scratch_ctx: BrowserContext | None = None
@@ -300,6 +317,7 @@ class BrowserSession:
         self._inflight.clear()
         self._navigating.clear()
         self._refused.clear()
+        self._refs.clear()
         self._downloads_seen = 0
         self.mouse = None
         for c in (ctx, scratch):
@@ -393,6 +411,8 @@ class BrowserSession:
     def _on_framenavigated(self, frame: Frame) -> None:
         if self._page is not None and frame == self._page.main_frame:
             self._commits += 1
+            self._refs.clear()  # a new page (or view): its elements need a new snapshot
+            self._ref_lines.clear()
             self._navigating.clear()  # the navigation committed; any earlier one was replaced
 
     def _on_dialog(self, dialog: Dialog) -> None:
@@ -782,46 +802,88 @@ class BrowserSession:
         w, h = image_size(data)
         return Screenshot(data=data, format=fmt, width=w, height=h)
 
-    async def _capture(self) -> tuple[Page, Screenshot, str]:
-        """The screenshot and title of the current page; a document that changes under it is seen again.
+    async def _capture(self, snap: _SnapshotRequest | None = None) -> _Seen:
+        """Title, screenshot and snapshot, as the observe mode asks; seen again if the document changes.
 
         After a few documents have changed under the protocol's capture,
         Playwright's own screenshot (PNG) is used: it copes with a page that
         keeps navigating.
         """
         t = self.config.timeouts
+        mode = self.config.observe
+        if snap is None and mode != "screenshot":
+            snap = _SnapshotRequest()
         for attempt in range(MAX_NAVIGATIONS):
             page = self._require_page()
             shoot = self._screenshot if attempt < 3 else self._page_screenshot
             try:
-                shot, title = await asyncio.gather(shoot(), self._bounded(page.title(), t.action))
-                return page, shot, title
+                title, shot, text = await asyncio.gather(
+                    self._bounded(page.title(), t.action),
+                    shoot() if mode != "snapshot" else _none(),
+                    self._snapshot_text(page, snap) if snap is not None else _none(),
+                )
+                return _Seen(page, shot, title, text)
             except (PlaywrightError, _Moved) as e:
                 if isinstance(e, PlaywrightError) and self._classify(e) is not FailureClass.TRANSIENT:
                     raise
                 await asyncio.sleep(0.02)
         raise _Hung("the page kept changing under the screenshot")
 
+    async def _snapshot_text(self, page: Page, req: _SnapshotRequest) -> str:
+        """Playwright's AI snapshot of the page or of a target, shaped to fit (see xmltools.snapshot)."""
+        c = self.config
+        t = c.timeouts
+        bound = t.screenshot
+        if req.target is not None:
+            loc = await self._locate(req.target)
+            raw = await self._bounded(
+                loc.aria_snapshot(mode="ai", boxes=True, depth=req.depth, timeout=bound * 1000), bound + 1
+            )
+            self._refs |= refs_in(raw)
+            self._ref_lines.update(ref_lines(raw))
+        else:
+            # boxes only when the page is too long to show whole: they order what is shown, and cost time
+            raw = await self._bounded(
+                page.aria_snapshot(mode="ai", depth=req.depth, timeout=bound * 1000), bound + 1
+            )
+            if len(raw) > c.max_snapshot_chars or c.snapshot_boxes:
+                raw = await self._bounded(
+                    page.aria_snapshot(mode="ai", boxes=True, depth=req.depth, timeout=bound * 1000),
+                    bound + 1,
+                )
+            self._refs = refs_in(raw)
+            self._ref_lines = ref_lines(raw)
+        shaped = shape(
+            raw,
+            max_chars=c.max_snapshot_chars,
+            viewport_height=self.viewport.height,
+            find=req.find,
+            keep_boxes=c.snapshot_boxes,
+        )
+        return shaped.text
+
     async def _observe(
         self,
         extra_notes: list[str] | None = None,
         target: str | None = None,
-        captured: tuple[Page, Screenshot, str] | None = None,
+        captured: _Seen | None = None,
     ) -> Observation:
         """The page as it is now, with everything collected since the last observation."""
         caps = self.config.caps
-        page, shot, title = captured or await self._capture()
+        seen = captured or await self._capture()
+        page = seen.page
         console, cut = self._console.take()
         self._last_url = page.url
         return Observation(
             url=clip(page.url, caps.url_chars),
-            title=clip(title, caps.title_chars),
+            title=clip(seen.title, caps.title_chars),
             console=console,
-            screenshot=shot,
+            screenshot=seen.shot,
             viewport=self.viewport,
             mouse=self.mouse,
             notes=self._notes.take([*(extra_notes or []), *cut]),
             target=target,
+            snapshot=seen.snapshot,
         )
 
     async def observe(self, extra_notes: list[str] | None = None) -> Observation:
@@ -851,9 +913,10 @@ class BrowserSession:
     async def _run(
         self,
         name: str,
-        body: Callable[[], Awaitable[tuple[list[str], _Target | str | None]]],
+        body: Callable[[], Awaitable[tuple[list[str], str | None]]],
         *,
         navigates: bool = False,
+        snap: _SnapshotRequest | None = None,
     ) -> Observation | Failure:
         """Run an action's body, settle, observe; turn every way of failing into an honest Failure."""
         if self._page is None:
@@ -868,14 +931,16 @@ class BrowserSession:
             notes = await self._settle(navigates)
             for _ in range(3):
                 before = (self._page, self._commits, self._nav_requests)
-                captured = await self._capture()
-                moved = (self._page, self._commits, self._nav_requests) != before or bool(self._navigating)
+                captured = await self._capture(snap)
+                moved = (captured.page, self._commits, self._nav_requests) != before or bool(self._navigating)
                 if not moved or any(n.startswith(_KEPT_NAVIGATING) for n in notes):
                     break
                 notes += await self._settle()  # a navigation began while the page was being looked at
-            return await self._observe([*pre, *notes], await self._resolve(target), captured)
+            return await self._observe([*pre, *notes], target, captured)
         except _NoTarget as e:
             return Failure(kind="no_target", message=str(e), observation=await self._try_observe())
+        except TargetError as e:
+            return Failure(kind="target", message=str(e), observation=await self._try_observe())
         except _Navigation as e:
             return Failure(kind="navigation", message=str(e), observation=await self._try_observe())
         except (_Hung, PlaywrightError) as e:
@@ -975,7 +1040,7 @@ class BrowserSession:
             await self._drop()
             raise BrowserError(f"the browser did not open a page within {t.launch:g} s ({e})") from e
 
-        async def body() -> tuple[list[str], _Target | str | None]:
+        async def body() -> tuple[list[str], str | None]:
             return await self._goto(url), None
 
         return await self._run("launch", body)
@@ -1004,125 +1069,90 @@ class BrowserSession:
             raise _Navigation(f"{url} sent no answer within {t.navigation:g} s.") from e
         return []
 
-    async def _describe_point(self, p: Point) -> _Target:
-        """Who is at ``p``: its role and accessible name (``link "Docs"``), or a text description.
+    async def _describe_point(self, p: Point) -> str:
+        """Who is at ``p``: role and accessible name (``link "Docs"``), and the element marked.
 
-        The element under the point is marked and Playwright's ARIA snapshot of
-        it is read, within the probe bound.  _NoTarget on the page's background.
+        _NoTarget on the page's background.
         """
         page = self._require_page()
-        t = self.config.timeouts
-        hit = await self._bounded(page.evaluate(scripts.HIT, [p.x, p.y, scripts.MARK]), t.action)
+        hit = await self._bounded(
+            page.evaluate(scripts.HIT, [p.x, p.y, scripts.MARK]), self.config.timeouts.action
+        )
         if hit is None or hit == "":
             raise _NoTarget(
                 f"nothing is at {p.x},{p.y}: only the page background is there."
                 " Look at the screenshot and aim at an element."
             )
-        task = asyncio.ensure_future(self._aria_line(page))
-        task.add_done_callback(_forget)
-        # the name must be read before an action that may replace the document; it takes a few ms
-        await asyncio.wait({task}, timeout=t.probe)
-        return _Target(clip(str(hit), 200), task, self._commits)
+        return clip(str(hit), 200)
 
-    async def _aria_line(self, page: Page) -> str | None:
+    async def _click_body(self, p: Point) -> tuple[list[str], str | None]:
+        target = await self._describe_point(p)
+        page = self._require_page()
+        await self._input(page.mouse.click(p.x, p.y), self.config.timeouts.action)
+        self.mouse = p
+        return [], target
+
+    async def _hover_body(self, p: Point) -> tuple[list[str], str | None]:
+        page = self._require_page()
+        try:
+            target: str | None = await self._describe_point(p)
+        except _NoTarget:
+            target = None
+        await self._bounded(page.mouse.move(p.x, p.y), self.config.timeouts.action)
+        self.mouse = p
+        return [], target
+
+    async def _type_text(self, page: Page, text: str) -> None:
         t = self.config.timeouts
-        try:
-            snap = await self._bounded(
-                page.locator(f"[{scripts.MARK}]").first.aria_snapshot(timeout=t.probe * 1000), t.probe + 1
-            )
-        except (PlaywrightError, _Hung):
-            return None
-        finally:
-            with contextlib.suppress(PlaywrightError, _Hung):
-                await self._bounded(page.evaluate(scripts.UNMARK, scripts.MARK), t.probe)
-        line = snap.strip().splitlines()[0].strip() if snap.strip() else ""
-        line = line.removeprefix("- ").rstrip(":").strip()
-        if line and line.split(" ", 1)[0].split(":", 1)[0] not in ("generic", "text", "none"):
-            return clip(line, 200)
-        return None
+        if len(text) <= TYPE_KEYS_MAX:
+            await self._bounded(page.keyboard.type(text), t.action + len(text) * 0.02)
+        else:
+            await self._bounded(page.keyboard.insert_text(text), t.action + len(text) * 0.0005)
 
-    async def _resolve(self, target: _Target | str | None) -> str | None:
-        """The best description of what was acted on, without waiting on a page that went away."""
-        if not isinstance(target, _Target):
-            return target
-        if not target.task.done() and self._commits != target.commits:
-            target.task.cancel()  # the element's document is gone
-            return target.fallback
-        try:
-            named = await asyncio.wait_for(asyncio.shield(target.task), self.config.timeouts.probe)
-        except (TimeoutError, asyncio.CancelledError):
-            return target.fallback
-        return named or target.fallback
+    async def _scroll_body(self, direction: str) -> tuple[list[str], str | None]:
+        page = self._require_page()
+        at = self.mouse or Point(x=self.viewport.width // 2, y=self.viewport.height // 2)
+        res = await self._bounded(
+            page.evaluate(scripts.SCROLL, [at.x, at.y, direction]), self.config.timeouts.action
+        )
+        what = str(res.get("what", "page")) if isinstance(res, dict) else "page"
+        moved = bool(res.get("moved")) if isinstance(res, dict) else False
+        edge = {"down": "bottom", "up": "top", "left": "left edge", "right": "right edge"}[direction]
+        if what == "modal":
+            return [
+                "a dialog is open in front of the page and has nothing to scroll; the page behind it"
+                " was left as it was"
+            ], None
+        if not moved:
+            return [f"nothing moved: the {'page' if what == 'page' else what} is already at the {edge}"], None
+        return ([] if what == "page" else [f"scrolled {what}, the part under the mouse"]), None
 
     async def click(self, p: Point) -> Observation | Failure:
-        async def body() -> tuple[list[str], _Target | str | None]:
-            target = await self._describe_point(p)
-            page = self._require_page()
-            await self._input(page.mouse.click(p.x, p.y), self.config.timeouts.action)
-            self.mouse = p
-            return [], target
-
-        return await self._on_pool(self._run("click", body))
+        return await self._on_pool(self._run("click", lambda: self._click_body(p)))
 
     async def hover(self, p: Point) -> Observation | Failure:
-        async def body() -> tuple[list[str], _Target | str | None]:
-            page = self._require_page()
-            try:
-                target: _Target | None = await self._describe_point(p)
-            except _NoTarget:
-                target = None
-            await self._bounded(page.mouse.move(p.x, p.y), self.config.timeouts.action)
-            self.mouse = p
-            return [], target
-
-        return await self._on_pool(self._run("hover", body))
+        return await self._on_pool(self._run("hover", lambda: self._hover_body(p)))
 
     async def type(self, text: str) -> Observation | Failure:
-        async def body() -> tuple[list[str], _Target | str | None]:
-            page = self._require_page()
-            t = self.config.timeouts
-            if len(text) <= TYPE_KEYS_MAX:
-                await self._bounded(page.keyboard.type(text), t.action + len(text) * 0.02)
-            else:
-                await self._bounded(page.keyboard.insert_text(text), t.action + len(text) * 0.0005)
+        async def body() -> tuple[list[str], str | None]:
+            await self._type_text(self._require_page(), text)
             return [], None
 
         return await self._on_pool(self._run("type", body))
 
     async def press(self, keys: str) -> Observation | Failure:
-        async def body() -> tuple[list[str], _Target | str | None]:
-            page = self._require_page()
-            await self._input(page.keyboard.press(keys), self.config.timeouts.action)
+        async def body() -> tuple[list[str], str | None]:
+            await self._input(self._require_page().keyboard.press(keys), self.config.timeouts.action)
             return [], None
 
         return await self._on_pool(self._run("press", body))
 
     async def scroll(self, direction: Literal["up", "down", "left", "right"]) -> Observation | Failure:
-        async def body() -> tuple[list[str], _Target | str | None]:
-            page = self._require_page()
-            at = self.mouse or Point(x=self.viewport.width // 2, y=self.viewport.height // 2)
-            res = await self._bounded(
-                page.evaluate(scripts.SCROLL, [at.x, at.y, direction]), self.config.timeouts.action
-            )
-            what = str(res.get("what", "page")) if isinstance(res, dict) else "page"
-            moved = bool(res.get("moved")) if isinstance(res, dict) else False
-            edge = {"down": "bottom", "up": "top", "left": "left edge", "right": "right edge"}[direction]
-            if what == "modal":
-                return [
-                    "a dialog is open in front of the page and has nothing to scroll; the page behind it"
-                    " was left as it was"
-                ], None
-            if not moved:
-                return [
-                    f"nothing moved: the {'page' if what == 'page' else what} is already at the {edge}"
-                ], None
-            return ([] if what == "page" else [f"scrolled {what}, the part under the mouse"]), None
-
         name = f"scroll_{direction}" if direction in ("up", "down") else "scroll"
-        return await self._on_pool(self._run(name, body))
+        return await self._on_pool(self._run(name, lambda: self._scroll_body(direction)))
 
     async def resize(self, size: Viewport) -> Observation | Failure:
-        async def body() -> tuple[list[str], _Target | str | None]:
+        async def body() -> tuple[list[str], str | None]:
             page = self._require_page()
             await self._bounded(
                 page.set_viewport_size({"width": size.width, "height": size.height}),
@@ -1133,29 +1163,167 @@ class BrowserSession:
 
         return await self._on_pool(self._run("resize", body))
 
+    # -- element targets (the full profile) ---------------------------------------------------
+
+    async def _locate(self, target: Any) -> Locator:
+        """The one element a ref or selector names (TargetError otherwise); a point is marked first."""
+        page = self._require_page()
+        t = self.config.timeouts
+        point = getattr(target, "coordinate", None)
+        if point is not None:
+            await self._describe_point(point)  # marks the element under the point
+            return page.locator(f"[{scripts.MARK}]").first
+        return await locate(page, target, refs=self._refs, timeout=t.action)
+
+    async def _on_element(
+        self,
+        target: Any,
+        act: Callable[[Locator], Awaitable[Any]],
+        *,
+        enabled: bool = True,
+        visible: bool = True,
+    ) -> str:
+        """Locate, check, name and act on an element; the target's faults become TargetError."""
+        t = self.config.timeouts
+        loc = await self._locate(target)
+        state = await self._bounded(loc.evaluate(scripts.STATE, timeout=t.action * 1000), t.action + 1)
+        if visible and not state.get("visible"):
+            raise TargetError(
+                f"the element of the {_shown(target)} is hidden. Make it visible first, or pick another."
+            )
+        if enabled and not state.get("enabled"):
+            raise TargetError(
+                f"the element of the {_shown(target)} is disabled."
+                " Something on the page must enable it first."
+            )
+        named = self._ref_lines.get(getattr(target, "ref", None) or "") or await describe(loc, t.probe)
+        try:
+            await self._input(act(loc), t.action + 1)
+        except PlaywrightError as e:
+            why = explain_action_error(e, target)
+            if why is not None:
+                raise TargetError(why) from e
+            raise
+        return named
+
+    async def _centre(self, target: Any) -> Point:
+        point = getattr(target, "coordinate", None)
+        if point is not None:
+            return point  # type: ignore[no-any-return]
+        loc = await self._locate(target)
+        box = await self._bounded(
+            loc.bounding_box(timeout=self.config.timeouts.action * 1000), self.config.timeouts.action + 1
+        )
+        if box is None:
+            raise TargetError(f"the element of the {_shown(target)} is not on the screen.")
+        return Point(x=int(box["x"] + box["width"] / 2), y=int(box["y"] + box["height"] / 2))
+
+    async def act(self, action: Any) -> Observation | Failure:
+        """Run one of the full profile's element actions (a typed action from :mod:`xmltools.tools`)."""
+        return await self._on_pool(self._act(action))
+
+    async def _act(self, action: Any) -> Observation | Failure:
+        name = str(action.action)
+        target: Any = getattr(action, "target", None)
+        t = self.config.timeouts
+
+        async def body() -> tuple[list[str], str | None]:
+            page = self._require_page()
+            if name in ("click", "hover"):
+                if target.kind == "coordinate":
+                    return await (self._click_body if name == "click" else self._hover_body)(
+                        target.coordinate
+                    )
+                if name == "click":
+                    return [], await self._on_element(target, lambda loc: loc.click(timeout=t.action * 1000))
+                return [], await self._on_element(
+                    target, lambda loc: loc.hover(timeout=t.action * 1000), enabled=False
+                )
+            if name == "fill":
+                return [], await self._on_element(
+                    target, lambda loc: loc.fill(action.text, timeout=t.action * 1000)
+                )
+            if name == "select":
+                values = list(action.values)
+                return [], await self._on_element(
+                    target, lambda loc: loc.select_option(values, timeout=t.action * 1000)
+                )
+            if name == "upload":
+                files = [str(p) for p in action.paths]
+                return [], await self._on_element(
+                    target, lambda loc: loc.set_input_files(files, timeout=t.action * 1000), visible=False
+                )
+            if name in ("type", "press"):
+                named: str | None = None
+                if target is not None:
+                    named = await self._on_element(target, lambda loc: loc.focus(timeout=t.action * 1000))
+                if name == "type":
+                    await self._type_text(page, action.text)
+                else:
+                    await self._input(page.keyboard.press(action.text), t.action)
+                return [], named
+            if name == "drag":
+                start, end = await self._centre(target), await self._centre(action.to)
+                await self._input(page.mouse.move(start.x, start.y), t.action)
+                await self._input(page.mouse.down(), t.action)
+                await self._input(page.mouse.move(end.x, end.y, steps=8), t.action)
+                await self._input(page.mouse.up(), t.action)
+                self.mouse = end
+                return [], f"from {_shown(target)} to {_shown(action.to)}"
+            if name == "scroll":
+                if target is None:
+                    return await self._scroll_body(action.direction)
+                loc = await self._locate(target)
+                res = await self._bounded(loc.evaluate(scripts.SCROLL_ELEMENT, action.direction), t.action)
+                named = self._ref_lines.get(getattr(target, "ref", None) or "") or await describe(
+                    loc, t.probe
+                )
+                return ([] if res == "scrolled" else ["the element was brought into view"]), named
+            if name == "snapshot":
+                return [], None
+            raise ConfigError(f"not an element action: {name!r}")
+
+        snap = None
+        if name == "snapshot":
+            snap = _SnapshotRequest(target, getattr(action, "depth", None), getattr(action, "find", None))
+        return await self._run(name, body, snap=snap)
+
     async def run(self, action: object) -> Observation | Failure | None:
         """Run a typed action from :mod:`xmltools.tools`; ``close`` returns None (or a Failure)."""
-        from ..tools import Click, Close, Hover, Launch, Press, Resize, ScrollDown, ScrollUp, Type
-
-        if isinstance(action, Launch):
-            return await self.launch(action.url)
-        if isinstance(action, Hover):
-            return await self.hover(action.coordinate)
-        if isinstance(action, Click):
-            return await self.click(action.coordinate)
-        if isinstance(action, Type):
-            return await self.type(action.text)
-        if isinstance(action, Press):
-            return await self.press(action.text)
-        if isinstance(action, ScrollDown):
-            return await self.scroll("down")
-        if isinstance(action, ScrollUp):
-            return await self.scroll("up")
-        if isinstance(action, Resize):
-            return await self.resize(action.size)
-        if isinstance(action, Close):
+        name = str(getattr(action, "action", ""))
+        if name == "launch":
+            return await self.launch(action.url)  # type: ignore[attr-defined]
+        if name == "close":
             return await self.close()
+        if name == "resize":
+            return await self.resize(action.size)  # type: ignore[attr-defined]
+        if name in ("scroll_down", "scroll_up"):
+            return await self.scroll("down" if name == "scroll_down" else "up")
+        target = getattr(action, "target", None)
+        if name in ("click", "hover") and target is None:
+            point = action.coordinate  # type: ignore[attr-defined]
+            return await (self.click(point) if name == "click" else self.hover(point))
+        if name in ("type", "press") and target is None:
+            return await (self.type(action.text) if name == "type" else self.press(action.text))  # type: ignore[attr-defined]
+        if name in _ELEMENT_ACTIONS:
+            return await self.act(action)
         raise ConfigError(f"not a browser action: {action!r}")
+
+
+_ELEMENT_ACTIONS = frozenset(
+    {"click", "hover", "type", "press", "fill", "select", "drag", "upload", "scroll", "snapshot"}
+)
+
+
+def _shown(target: Any) -> str:
+    point = getattr(target, "coordinate", None)
+    if point is not None:
+        return f"point {point.x},{point.y}"
+    return shown(target)
+
+
+async def _none() -> None:
+    return None
 
 
 def _forget(task: asyncio.Task[Any]) -> None:

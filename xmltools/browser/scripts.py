@@ -15,7 +15,7 @@ records, in ``window.__xt``:
 
 from __future__ import annotations
 
-__all__ = ["HIT", "INIT", "MARK", "SCROLL", "SETTLE", "UNMARK"]
+__all__ = ["DESCRIBE", "HIT", "INIT", "MARK", "SCROLL", "SCROLL_ELEMENT", "SETTLE", "STATE", "UNMARK"]
 
 MARK = "data-xt-mark"
 
@@ -95,13 +95,51 @@ async ([quiet, max]) => {
 }
 """
 
-# The element under a point: null for none, '' for the page's background.  The
-# element (or its nearest interactive ancestor) is marked so that Python can
-# ask Playwright for its role and accessible name (UNMARK then removes the
-# mark); the text is a fall-back.
-HIT = """
-([x, y, mark]) => {
-  const el = document.elementFromPoint(x, y);
+# The element under a point: null for none, '' for the page's background;
+# otherwise its role and accessible name.  The element (or its nearest
+# interactive ancestor) is marked, so that Python can act on it through a
+# locator; UNMARK removes the mark.
+_DESCRIBE_FN = """
+  const describe = (el) => {
+    const tag = el.tagName.toLowerCase();
+    const type = (el.getAttribute('type') || '').toLowerCase();
+    const implicit = {
+      a: el.hasAttribute('href') ? 'link' : '', button: 'button', textarea: 'textbox', img: 'img',
+      select: el.multiple || el.size > 1 ? 'listbox' : 'combobox', summary: 'button', option: 'option',
+      li: 'listitem', ul: 'list', ol: 'list', nav: 'navigation', dialog: 'dialog', table: 'table',
+      h1: 'heading', h2: 'heading', h3: 'heading', h4: 'heading', h5: 'heading', h6: 'heading',
+      tr: 'row', td: 'cell', th: 'columnheader', form: 'form',
+    };
+    const inputs = { checkbox: 'checkbox', radio: 'radio', range: 'slider', number: 'spinbutton',
+      search: 'searchbox', submit: 'button', reset: 'button', button: 'button', image: 'button',
+      file: 'button' };
+    const role = el.getAttribute('role')
+      || (tag === 'input' ? (inputs[type] || 'textbox') : implicit[tag] || '');
+    const text = (t) => (t || '').replace(/\\s+/g, ' ').trim();
+    let name = text(el.getAttribute('aria-label'));
+    if (!name && el.getAttribute('aria-labelledby')) {
+      name = text(el.getAttribute('aria-labelledby').split(/\\s+/)
+        .map((id) => (document.getElementById(id) || {}).textContent || '').join(' '));
+    }
+    if (!name && el.labels && el.labels.length) {
+      name = text([...el.labels].map((l) => l.textContent).join(' '));
+    }
+    if (!name && tag === 'input' && ['submit', 'reset', 'button'].includes(type)) name = text(el.value);
+    if (!name) name = text(el.getAttribute('alt') || el.getAttribute('title'));
+    const field = tag === 'input' || tag === 'textarea' || tag === 'select';
+    if (!name && !field) name = text(el.innerText || el.textContent);
+    if (!name && field) name = text(el.getAttribute('placeholder'));
+    name = name.slice(0, 80);
+    if (role) return name ? `${role} "${name}"` : role;
+    return name ? `${tag} "${name}"` : tag;
+  };
+"""
+
+HIT = (
+    """
+([x, y, mark]) => {"""
+    + _DESCRIBE_FN
+    + """  const el = document.elementFromPoint(x, y);
   if (!el) return null;
   if (el === document.documentElement || el === document.body) return '';
   const sel = 'a[href],button,input,select,textarea,summary,label,option,[role],[onclick],[tabindex],'
@@ -109,12 +147,16 @@ HIT = """
   const target = (el.closest && el.closest(sel)) || el;
   for (const old of document.querySelectorAll('[' + mark + ']')) old.removeAttribute(mark);
   target.setAttribute(mark, '1');
-  const tag = target.tagName.toLowerCase();
-  const text = (target.innerText || target.value || target.getAttribute('aria-label') || '')
-    .trim().replace(/\\s+/g, ' ').slice(0, 60);
-  return text ? `${tag} "${text}"` : tag;
+  return describe(target);
 }
 """
+)
+
+# The role and accessible name of one element, as the snapshot writes them
+# (``textbox "Email"``), computed in the page for the common cases: asking
+# Playwright for a snapshot of the element would replace the refs of the
+# model's latest snapshot.
+DESCRIBE = "(el) => {" + _DESCRIBE_FN + "  return describe(el);\n}"
 
 UNMARK = """
 (mark) => { for (const el of document.querySelectorAll('[' + mark + ']')) el.removeAttribute(mark); }
@@ -168,5 +210,41 @@ SCROLL = """
   const x0 = window.scrollX;
   window.scrollBy({ left: sign * window.innerWidth, behavior: 'instant' });
   return { moved: window.scrollX - x0, what: 'page' };
+}
+"""
+
+# Scroll an element's own scroll container by one of its pages in a direction,
+# or, when it cannot scroll that way, bring it into view.
+SCROLL_ELEMENT = """
+(el, dir) => {
+  const vertical = dir === 'up' || dir === 'down';
+  const sign = dir === 'down' || dir === 'right' ? 1 : -1;
+  for (let c = el; c && c !== document.body && c !== document.documentElement; c = c.parentElement) {
+    const cs = getComputedStyle(c);
+    if (!/(auto|scroll|overlay)/.test(vertical ? cs.overflowY : cs.overflowX)) continue;
+    const max = vertical ? c.scrollHeight - c.clientHeight : c.scrollWidth - c.clientWidth;
+    const pos = vertical ? c.scrollTop : c.scrollLeft;
+    if (max > 1 && (sign > 0 ? pos < max - 1 : pos > 0)) {
+      const page = vertical ? c.clientHeight : c.clientWidth;
+      c.scrollBy({ [vertical ? 'top' : 'left']: sign * page, behavior: 'instant' });
+      return 'scrolled';
+    }
+  }
+  el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+  return 'into view';
+}
+"""
+
+# Whether an element can be acted on now: visible (it has a box and is not
+# hidden by style) and enabled (no disabled control, no aria-disabled).
+STATE = """
+(el) => {
+  const r = el.getBoundingClientRect();
+  const cs = getComputedStyle(el);
+  const visible = r.width > 0 && r.height > 0 && cs.visibility !== 'hidden' && cs.display !== 'none';
+  const off = el.closest('fieldset[disabled]');
+  const enabled = !(el.disabled || (off && !off.querySelector('legend')?.contains(el))
+    || el.closest('[aria-disabled="true"]'));
+  return { visible, enabled };
 }
 """

@@ -1,0 +1,147 @@
+"""From the model's target (a ref or a selector, with a frame) to one Playwright locator, or its mistake.
+
+Refs come from Playwright's AI snapshot and resolve with its ``aria-ref=``
+selector; selectors are Playwright's syntax, with ``label=``, ``placeholder=``,
+``alt=``, ``title=`` and ``testid=`` mapped onto ``get_by_label`` and the
+others.  Every way the target can be wrong is the model's mistake and raises
+:class:`TargetError` with a message that says the way out:
+
+- a ref that is not in the latest snapshot fails at once;
+- a selector that matches nothing, within the action's bound;
+- a selector that matches several elements names how many and the first three;
+- an element that is hidden, disabled or covered says so, and which element
+  covers it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import FrameLocator, Locator, Page
+
+from .observe import clip as clip_line
+from .scripts import DESCRIBE
+
+__all__ = ["TargetError", "describe", "explain_action_error", "locate", "shown"]
+
+
+class TargetError(Exception):
+    """The model's target is wrong; the message is for the model."""
+
+
+_SHORTCUTS = {
+    "label": "get_by_label",
+    "placeholder": "get_by_placeholder",
+    "alt": "get_by_alt_text",
+    "title": "get_by_title",
+    "testid": "get_by_test_id",
+}
+
+
+def shown(target: Any) -> str:
+    """The target as the model wrote it, for messages."""
+    if getattr(target, "ref", None):
+        return f"ref {target.ref}"
+    text = f"selector {clip_line(str(target.selector), 120)!r}"
+    if getattr(target, "frame", None):
+        text += f" in the frame {clip_line(str(target.frame), 80)!r}"
+    return text
+
+
+def _selector_locator(scope: Page | FrameLocator, selector: str) -> Locator:
+    kind, _, value = selector.partition("=")
+    method = _SHORTCUTS.get(kind.strip().lower()) if value else None
+    if method is not None:
+        text = value.strip()
+        if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+            return getattr(scope, method)(text[1:-1], exact=True)  # type: ignore[no-any-return]
+        return getattr(scope, method)(text)  # type: ignore[no-any-return]
+    return scope.locator(selector)
+
+
+async def locate(page: Page, target: Any, *, refs: set[str], timeout: float) -> Locator:
+    """The one element the target names, attached to the page, or TargetError."""
+    if getattr(target, "ref", None):
+        ref = str(target.ref)
+        if ref not in refs:
+            raise TargetError(
+                f"{ref} is not in the latest snapshot"
+                + (" (there is no snapshot of this page yet)" if not refs else "")
+                + ". Take a new snapshot and use a ref from it."
+            )
+        loc = page.locator(f"aria-ref={ref}")
+        if await loc.count() == 0:  # refs resolve at once or never: no waiting
+            raise TargetError(f"the element of {ref} is no longer on the page. Take a new snapshot.")
+        return loc
+    else:
+        scope: Page | FrameLocator = page
+        if getattr(target, "frame", None):
+            scope = page.frame_locator(str(target.frame))
+        loc = _selector_locator(scope, str(target.selector))
+    try:
+        await loc.first.wait_for(state="attached", timeout=timeout * 1000)
+        count = await loc.count()
+    except PlaywrightError as e:
+        msg = str(e)
+        if "Timeout" in msg:
+            raise TargetError(
+                f"nothing on the page matches the {shown(target)} (waited {timeout:g} s)."
+                " Check it against a new snapshot, or use another selector."
+            ) from e
+        if any(w in msg for w in ("selector", "Unexpected token", "parsing", "is not a valid")):
+            raise TargetError(f"the {shown(target)} is not a valid selector: {_first(msg)}") from e
+        raise
+    if count > 1:
+        firsts = [await describe(loc.nth(i), timeout) for i in range(min(3, count))]
+        listed = "; ".join(f"{i + 1}. {d}" for i, d in enumerate(firsts))
+        raise TargetError(
+            f"the {shown(target)} matches {count} elements ({listed}{'; …' if count > 3 else ''})."
+            " Write a more specific selector, or use a ref from a snapshot."
+        )
+    return loc
+
+
+async def describe(loc: Locator, timeout: float = 1.0) -> str:
+    """Role and accessible name of an element (``button "Send"``), computed in the page.
+
+    Not Playwright's own snapshot of the element: taking one would replace the
+    refs of the model's latest snapshot.
+    """
+    try:
+        text = await loc.evaluate(DESCRIBE, timeout=timeout * 1000)
+    except PlaywrightError:
+        return "an element"
+    return clip_line(str(text), 200)
+
+
+def explain_action_error(err: PlaywrightError, target: Any) -> str | None:
+    """The model-facing reason an action on a located element failed, when it is the target's fault."""
+    msg = str(err)
+    low = msg.lower()
+    if "intercepts pointer events" in low:
+        m = re.search(r"(<[^\n]*?>)[^\n]*?intercepts pointer events", msg)
+        cover = clip_line(m.group(1), 120) if m else "another element"
+        return (
+            f"the element of the {shown(target)} is covered by {cover}, which would get the click."
+            " Close or move what covers it first."
+        )
+    if "not visible" in low or "element is hidden" in low:
+        return f"the element of the {shown(target)} is hidden. Make it visible first, or pick another one."
+    if "not enabled" in low or "disabled" in low:
+        return f"the element of the {shown(target)} is disabled. Something on the page must enable it first."
+    if "not editable" in low or "readonly" in low:
+        return f"the element of the {shown(target)} cannot be edited (it is read-only or not a field)."
+    if "not a <select>" in low or "not a select" in low:
+        return f"the element of the {shown(target)} is not a select list."
+    if "did not find some options" in low or "options to be" in low:
+        return f"the select list of the {shown(target)} has no such option."
+    if "not an htmlinputelement" in low or "non-input" in low:
+        return f"the element of the {shown(target)} is not a file input."
+    return None
+
+
+def _first(msg: str) -> str:
+    line = msg.strip().splitlines()[0] if msg.strip() else msg
+    return clip_line(line.split(": ", 1)[-1], 200)
