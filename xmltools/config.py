@@ -60,7 +60,9 @@ class Config(BaseModel):
     observe: Literal["screenshot", "snapshot", "both"] = Field(
         "screenshot", description="what each result shows: a screenshot, the ARIA snapshot as text, or both"
     )
-    max_snapshot_chars: int = Field(20_000, ge=1_000, description="the longest snapshot shown (viewport first)")
+    max_snapshot_chars: int = Field(
+        20_000, ge=1_000, description="the longest snapshot shown (viewport first)"
+    )
     snapshot_boxes: bool = Field(False, description="add [box=x,y,w,h] to every element of the snapshot")
     workspace: Path | None = Field(None, description="the folder uploads may come from (besides file roots)")
 

@@ -224,6 +224,7 @@ class BrowserSession:
         self._commits = 0  # main-frame documents committed (and same-document changes)
         self._last_net = 0.0
         self._last_dialog = 0.0
+        self._last_event = 0.0  # the page's latest sign of life (a console line, a request, a dialog)
         self._crashed = False
         self._disconnected = False
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -311,7 +312,7 @@ class BrowserSession:
         ctx, scratch = self._context, self._scratch_ctx
         self._context = self._scratch_ctx = None
         self._page = self._cdp = self._scratch = None
-        self._hooked.clear()
+        self._unhook()
         self._console.clear()
         self._notes.clear()
         self._inflight.clear()
@@ -339,26 +340,41 @@ class BrowserSession:
         task.add_done_callback(self._tasks.discard)
         task.add_done_callback(_forget)
 
+    def _handlers(self) -> dict[str, Callable[[Any], None]]:
+        return {
+            "console": self._on_console,
+            "pageerror": self._on_pageerror,
+            "request": self._on_request,
+            "requestfinished": self._on_request_done,
+            "requestfailed": self._on_request_failed,
+            "response": self._on_response,
+            "dialog": self._on_dialog,
+            "download": self._on_download,
+            "crash": self._on_crash,
+            "framenavigated": self._on_framenavigated,
+            "close": self._on_page_close,
+        }
+
     def _hook(self, page: Page) -> None:
         if page in self._hooked:
             return
         self._hooked.append(page)
-        page.on("console", self._on_console)
-        page.on("pageerror", self._on_pageerror)
-        page.on("request", self._on_request)
-        page.on("requestfinished", self._on_request_done)
-        page.on("requestfailed", self._on_request_failed)
-        page.on("response", self._on_response)
-        page.on("dialog", self._on_dialog)
-        page.on("download", self._on_download)
-        page.on("crash", self._on_crash)
-        page.on("framenavigated", self._on_framenavigated)
-        page.on("close", self._on_page_close)
+        for event, handler in self._handlers().items():
+            page.on(event, handler)  # type: ignore[call-overload]
+
+    def _unhook(self) -> None:
+        """Stop listening: nothing a closing page still reports may reach the next session."""
+        for page in self._hooked:
+            for event, handler in self._handlers().items():
+                with contextlib.suppress(Exception):
+                    page.remove_listener(event, handler)
+        self._hooked.clear()
 
     def _on_console(self, msg: ConsoleMessage) -> None:
         kind = str(msg.type)
         if kind == "verbose":
             return  # the browser's own advice, such as "[DOM] Password field is not contained in a form"
+        self._last_event = time.monotonic()
         text = msg.text
         if kind == "error" and text.startswith("Failed to load resource"):
             return  # the same failure is reported once, with its URL, from the network events
@@ -377,6 +393,7 @@ class BrowserSession:
             return False  # a request of a service worker has no frame
 
     def _on_request(self, req: Request) -> None:
+        self._last_event = time.monotonic()
         self._inflight.add(req)
         self._last_net = time.monotonic()
         if self._main_navigation(req):
@@ -416,7 +433,7 @@ class BrowserSession:
             self._navigating.clear()  # the navigation committed; any earlier one was replaced
 
     def _on_dialog(self, dialog: Dialog) -> None:
-        self._last_dialog = time.monotonic()
+        self._last_dialog = self._last_event = time.monotonic()
         self._notes.dialog(dialog.type, dialog.message)
         self._spawn(dialog.dismiss())
 
@@ -645,6 +662,14 @@ class BrowserSession:
                     ),
                     self._network_quiet(quiet_deadline),
                 )
+            except _Hung:
+                if time.monotonic() - self._last_event < 1.0:
+                    # not stuck: the page is still busy (logging, loading); show it as it is
+                    notes.append(
+                        f"the page's scripts were still busy after {t.settle:g} s; this is how it looked"
+                    )
+                    return notes
+                raise
             except PlaywrightError as e:
                 if self._classify(e) is FailureClass.TRANSIENT and loop.time() < nav_deadline:
                     hops += 1
@@ -951,7 +976,7 @@ class BrowserSession:
         if cls is FailureClass.LOST:
             return await self._lost(err)
         timed_out = isinstance(err, _Hung) or "timeout" in str(err).lower()
-        if timed_out and not await self._probe():
+        if timed_out and not await self._probe() and time.monotonic() - self._last_event >= 1.0:
             if not self._alive():
                 return await self._lost(err)
             last = self._last_url
