@@ -298,6 +298,21 @@ async def bench_snapshot(base: str, n: int, docs: str | None) -> dict[str, Any]:
     return out
 
 
+async def bench_formats(base: str) -> dict[str, int]:
+    from xmltools.browser.controller import BrowserConfig
+
+    out: dict[str, int] = {}
+    pool = BrowserPool()
+    for fmt in ("webp", "png", "jpeg"):
+        b = BrowserSession(BrowserConfig(screenshot_format=fmt), pool=pool)  # type: ignore[arg-type]
+        r = await b.launch(base + "/app/index.html")
+        assert isinstance(r, Observation) and r.screenshot is not None, r
+        out[f"screenshot_bytes_{fmt}"] = len(r.screenshot.data)
+        await b.close()
+    await pool.aclose()
+    return out
+
+
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     figures: dict[str, Any] = {}
     docs = Path("/usr/share/doc/python3.11/html")
@@ -312,6 +327,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         figures.update(await bench_navigation_failures(base, args.navigations))
         figures.update(await bench_hostile(base))
         figures.update(await bench_cycles(base, args.cycles))
+        figures.update(await bench_formats(base))
     return figures
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -305,6 +306,7 @@ def remote_chrome() -> object:
     yield port, proc
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(10)
+    shutil.rmtree(profile, ignore_errors=True)
 
 
 async def test_remote_mode_connects_and_leaves_chrome_running(

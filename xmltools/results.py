@@ -81,6 +81,7 @@ class Observation(_Frozen):
     notes: tuple[str, ...] = ()  # dialogs dismissed, tabs followed, downloads saved, waits cut short
     target: str | None = None  # what the action acted on: role and accessible name, e.g. 'link "Docs"'
     snapshot: str | None = None  # the ARIA snapshot (observe="snapshot" or "both", or the snapshot action)
+    extract: str | None = None  # what get_text, get_html or get_attribute read from the page, capped
 
 
 class Failure(_Frozen):

@@ -61,6 +61,7 @@ from ..snapshot import ref_lines, refs_in, shape
 from ..tools import DEFAULT_VIEWPORT
 from ..urlpolicy import UrlPolicy
 from . import scripts
+from .extract import cap, clean_html, normalise_text
 from .failures import FailureClass, classify, first_line
 from .images import image_size
 from .observe import Caps, ConsoleCollector, NoteCollector, clip
@@ -118,6 +119,8 @@ class BrowserConfig:
     observe: Literal["screenshot", "snapshot", "both"] = "screenshot"
     max_snapshot_chars: int = 20_000
     snapshot_boxes: bool = False
+    max_extract_chars: int = 10_000  # what get_text, get_html and get_attribute return at most
+    max_wait_seconds: float = 10.0  # the longest wait the model may ask for
 
     def __post_init__(self) -> None:
         if not 0 <= self.screenshot_quality <= 100:
@@ -190,6 +193,10 @@ class _Seen:
     shot: Screenshot | None
     title: str
     snapshot: str | None
+
+
+class _WaitedOut(Exception):
+    """A wait the model asked for ran out: reported, not a mistake, the session goes on."""
 
 
 class _Moved(Exception):
@@ -968,6 +975,8 @@ class BrowserSession:
             return Failure(kind="target", message=str(e), observation=await self._try_observe())
         except _Navigation as e:
             return Failure(kind="navigation", message=str(e), observation=await self._try_observe())
+        except _WaitedOut as e:
+            return Failure(kind="timeout", message=str(e), observation=await self._try_observe())
         except (_Hung, PlaywrightError) as e:
             return await self._failed(name, e)
 
@@ -1306,12 +1315,125 @@ class BrowserSession:
                 return ([] if res == "scrolled" else ["the element was brought into view"]), named
             if name == "snapshot":
                 return [], None
+            if name in ("navigate", "back", "forward", "reload"):
+                return await self._navigation_body(
+                    name, getattr(action, "url", None), getattr(action, "wait_until", None)
+                )
+            if name in ("get_text", "get_html", "get_attribute"):
+                extracted[0] = await self._extract(name, target, action)
+                return [], None
+            if name == "wait":
+                return await self._wait_body(action), None
             raise ConfigError(f"not an element action: {name!r}")
+
+        extracted: list[str | None] = [None]
 
         snap = None
         if name == "snapshot":
             snap = _SnapshotRequest(target, getattr(action, "depth", None), getattr(action, "find", None))
-        return await self._run(name, body, snap=snap)
+        result = await self._run(name, body, snap=snap)
+        if isinstance(result, Observation) and extracted[0] is not None:
+            result = result.model_copy(update={"extract": extracted[0]})
+        return result
+
+    async def _navigation_body(
+        self, name: str, url: str | None, wait_until: str | None
+    ) -> tuple[list[str], str | None]:
+        page = self._require_page()
+        t = self.config.timeouts
+        until: Any = wait_until or "commit"
+        try:
+            if name == "navigate":
+                assert url is not None
+                await self._bounded(
+                    page.goto(url, wait_until=until, timeout=t.navigation * 1000), t.navigation + 1
+                )
+                return [], None
+            step = {"back": page.go_back, "forward": page.go_forward, "reload": page.reload}[name]
+            before = page.url
+            response = await self._bounded(
+                step(wait_until=until, timeout=t.navigation * 1000), t.navigation + 1
+            )
+        except PlaywrightError as e:
+            if self._classify(e) is not FailureClass.PAGE:
+                raise
+            refused = self._refused.get(url or "") or next(iter(self._refused.values()), None)
+            if refused and "ERR_ABORTED" in str(e):
+                raise _Navigation(f"{url} may not be opened: {refused}") from e
+            raise _Navigation(f"the page could not be loaded: {first_line(e)}") from e
+        except _Hung as e:
+            raise _Navigation(f"the page sent no answer within {t.navigation:g} s.") from e
+        if response is None and name in ("back", "forward") and page.url == before and not self._navigating:
+            return [f"there is no page to go {name} to in this tab's history"], None
+        return [], None
+
+    async def _extract(self, name: str, target: Any, action: Any) -> str:
+        """Text, cleaned HTML or an attribute of the page, of a target, or of every match (``all``)."""
+        page = self._require_page()
+        t = self.config.timeouts
+        limit = self.config.max_extract_chars
+        every = bool(getattr(action, "all", False))
+        if target is None:
+            locs = [page.locator("body")] if name != "get_html" else [page.locator("html")]
+        elif every and getattr(target, "selector", None):
+            scope: Any = page.frame_locator(target.frame) if getattr(target, "frame", None) else page
+            try:
+                await scope.locator(target.selector).first.wait_for(state="attached", timeout=t.action * 1000)
+            except PlaywrightError as e:
+                raise TargetError(f"nothing on the page matches the {_shown(target)}.") from e
+            locs = await scope.locator(target.selector).all()
+        else:
+            locs = [await self._locate(target)]
+
+        async def one(loc: Locator) -> str:
+            if name == "get_text":
+                return normalise_text(await loc.inner_text(timeout=t.action * 1000))
+            if name == "get_html":
+                html = await loc.evaluate("(el) => el.outerHTML", timeout=t.action * 1000)
+                return clean_html(str(html), int(getattr(action, "depth", None) or 4))
+            value = await loc.get_attribute(str(action.attribute), timeout=t.action * 1000)
+            return "(no such attribute)" if value is None else value
+
+        parts = [await self._bounded(one(loc), t.action + 1) for loc in locs[:200]]
+        if every:
+            text = "\n".join(f"{i + 1}. {p}" for i, p in enumerate(parts))
+            if len(locs) > 200:
+                text += f"\n… ({len(locs) - 200} more matches)"
+        else:
+            text = parts[0] if parts else ""
+        return cap(text, limit)
+
+    async def _wait_body(self, action: Any) -> list[str]:
+        """Wait for an element, a text, a URL or a time; running out is the page's problem, reported."""
+        page = self._require_page()
+        bound = self.config.max_wait_seconds
+        seconds = getattr(action, "seconds", None)
+        try:
+            if seconds is not None:
+                await asyncio.sleep(min(float(seconds), bound))
+                return []
+            if getattr(action, "url", None):
+                await page.wait_for_url(str(action.url), timeout=bound * 1000, wait_until="commit")
+                return []
+            if getattr(action, "text", None) and getattr(action, "target", None) is None:
+                await page.get_by_text(str(action.text)).first.wait_for(state="visible", timeout=bound * 1000)
+                return []
+            state: Any = "hidden" if getattr(action, "state", None) == "hidden" else "visible"
+            target = action.target
+            if getattr(target, "ref", None) and target.ref not in self._refs:
+                raise TargetError(f"{target.ref} is not in the latest snapshot. Take a new snapshot.")
+            scope: Any = page.frame_locator(target.frame) if getattr(target, "frame", None) else page
+            loc = (
+                page.locator(f"aria-ref={target.ref}")
+                if getattr(target, "ref", None)
+                else scope.locator(target.selector)
+            )
+            await loc.first.wait_for(state=state, timeout=bound * 1000)
+            return []
+        except PlaywrightError as e:
+            if "Timeout" not in str(e):
+                raise
+            raise _WaitedOut(f"the wait ran out after {bound:g} s: what it waited for did not happen.") from e
 
     async def run(self, action: object) -> Observation | Failure | None:
         """Run a typed action from :mod:`xmltools.tools`; ``close`` returns None (or a Failure)."""
@@ -1336,8 +1458,8 @@ class BrowserSession:
 
 
 _ELEMENT_ACTIONS = frozenset(
-    {"click", "hover", "type", "press", "fill", "select", "drag", "upload", "scroll", "snapshot"}
-)
+    {"navigate", "back", "forward", "reload", "get_text", "get_html", "get_attribute", "wait"}
+) | frozenset({"click", "hover", "type", "press", "fill", "select", "drag", "upload", "scroll", "snapshot"})
 
 
 def _shown(target: Any) -> str:

@@ -1,0 +1,118 @@
+"""Navigation, extraction and waits in a real Chromium (the controller's side of the full profile)."""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from xmltools.browser.controller import BrowserConfig, BrowserSession
+from xmltools.browser.extract import clean_html
+from xmltools.results import Failure, Observation, Point
+
+pytestmark = pytest.mark.browser
+
+
+def sel(selector: str) -> Any:
+    return SimpleNamespace(kind="selector", ref=None, selector=selector, frame=None, coordinate=None)
+
+
+def action(name: str, target: Any = None, **kw: Any) -> Any:
+    return SimpleNamespace(action=name, target=target, **kw)
+
+
+def ok(result: Observation | Failure | None) -> Observation:
+    assert isinstance(result, Observation), result
+    return result
+
+
+async def test_navigate_back_forward_reload_across_three_pages(browser: BrowserSession, site: str) -> None:
+    ok(await browser.launch(site + "/form.html"))
+    ok(await browser.click(Point(x=150, y=97)))
+    ok(await browser.act(action("navigate", url=site + "/buttons.html")))
+    ok(await browser.click(Point(x=100, y=65)))
+    assert ok(await browser.act(action("navigate", url=site + "/long.html"))).url.endswith("/long.html")
+    assert ok(await browser.act(action("back"))).url.endswith("/buttons.html")
+    assert ok(await browser.act(action("back"))).url.endswith("/form.html")
+    assert ok(await browser.act(action("back"))).url == "about:blank"  # where every session's tab began
+    obs = ok(await browser.act(action("back")))
+    assert any("no page to go back" in n for n in obs.notes), obs.notes
+    assert ok(await browser.act(action("forward"))).url.endswith("/form.html")
+    assert ok(await browser.act(action("forward"))).url.endswith("/buttons.html")
+    obs = ok(await browser.act(action("reload")))
+    assert obs.title == "Buttons" and "buttons ready" in [c.text for c in obs.console]
+
+
+async def test_get_text_of_the_page_and_of_a_target(browser: BrowserSession, site: str) -> None:
+    ok(await browser.launch(site + "/pages/extract.html"))
+    text = ok(await browser.act(action("get_text"))).extract
+    assert text is not None and text.startswith("Price list\nApples 3\nBread 2")
+    assert "window.secret" not in text and "nobody should see" not in text
+    assert ok(await browser.act(action("get_text", sel("#prices li >> nth=1")))).extract == "Bread 2"
+    every = ok(await browser.act(action("get_text", sel("#prices li"), all=True))).extract
+    assert every == "1. Apples 3\n2. Bread 2\n3. Cheese 7"
+
+
+async def test_get_html_is_cleaned_and_depth_limited(browser: BrowserSession, site: str) -> None:
+    ok(await browser.launch(site + "/pages/extract.html"))
+    html = ok(await browser.act(action("get_html"))).extract
+    assert html is not None
+    for gone in ("<script", "<style", "<svg", "<noscript", "nobody should see", "onclick", "onmouseover"):
+        assert gone not in html, gone
+    deep = ok(await browser.act(action("get_html", sel("#deep"), depth=12))).extract
+    assert deep is not None and "<span>bottom</span>" in deep
+    shallow = ok(await browser.act(action("get_html", sel("#deep"), depth=3))).extract
+    assert shallow is not None and "bottom" not in shallow and "child elements not shown" in shallow
+
+
+async def test_get_attribute_one_and_all(browser: BrowserSession, site: str) -> None:
+    ok(await browser.launch(site + "/pages/extract.html"))
+    assert (
+        ok(await browser.act(action("get_attribute", sel("text=Bread"), attribute="data-sku"))).extract
+        == "B2"
+    )
+    every = ok(
+        await browser.act(action("get_attribute", sel("li.item"), attribute="data-sku", all=True))
+    ).extract
+    assert every == "1. A1\n2. B2\n3. C3"
+
+
+async def test_extraction_is_capped_at_its_exact_boundary(site: str) -> None:
+    async with BrowserSession(BrowserConfig(max_extract_chars=10)) as b:
+        ok(await b.launch(site + "/pages/extract.html"))
+        exact = ok(await b.act(action("get_attribute", sel("#top"), attribute="id"))).extract
+        assert exact == "top"
+        text = ok(await b.act(action("get_text", sel("#prices")))).extract
+        assert (
+            text is not None
+            and text.startswith("Apples 3\nB\n…")
+            and "more characters were left out of 25" in text
+        )
+
+
+async def test_waits_for_an_element_a_text_a_url_and_time(browser: BrowserSession, site: str) -> None:
+    ok(await browser.launch(site + "/pages/extract.html"))
+    start = time.monotonic()
+    ok(await browser.act(action("wait", sel("#later"))))
+    assert time.monotonic() - start < 5
+    ok(await browser.act(action("wait", text="arrived late")))
+    ok(await browser.act(action("wait", url="**/extract.html")))
+    start = time.monotonic()
+    ok(await browser.act(action("wait", seconds=0.3)))
+    assert 0.3 <= time.monotonic() - start < 3
+
+
+async def test_a_wait_that_runs_out_is_reported_and_the_session_goes_on(site: str) -> None:
+    async with BrowserSession(BrowserConfig(max_wait_seconds=1.0)) as b:
+        ok(await b.launch(site + "/pages/extract.html"))
+        res = await b.act(action("wait", sel("#never-there")))
+        assert isinstance(res, Failure) and res.kind == "timeout" and "ran out after 1 s" in res.message
+        assert b.is_open
+        ok(await b.hover(Point(x=10, y=10)))
+
+
+def test_clean_html_without_a_browser() -> None:
+    assert clean_html("<p onclick='x()'>a<!-- c --><script>s()</script></p>") == "<p>a</p>"
+    assert clean_html("") == ""
