@@ -116,3 +116,27 @@ async def test_a_wait_that_runs_out_is_reported_and_the_session_goes_on(site: st
 def test_clean_html_without_a_browser() -> None:
     assert clean_html("<p onclick='x()'>a<!-- c --><script>s()</script></p>") == "<p>a</p>"
     assert clean_html("") == ""
+
+
+async def test_tabs_opened_listed_switched_and_closed(browser: BrowserSession, site: str) -> None:
+    obs = ok(await browser.launch(site + "/form.html"))
+    assert obs.tabs == ()  # one tab: nothing to list
+    obs = ok(await browser.act(action("open_tab", url=site + "/buttons.html")))
+    assert obs.title == "Buttons" and any("opened t2" in n for n in obs.notes)
+    assert [t.split(" ")[0] for t in obs.tabs] == ["t1", "t2"] and obs.tabs[1].endswith("(current)")
+    listed = ok(await browser.act(action("list_tabs"))).extract
+    assert listed is not None and 't1 "Sign in"' in listed and 't2 "Buttons"' in listed
+    obs = ok(await browser.act(action("switch_tab", tab="t1")))
+    assert obs.title == "Sign in" and obs.tabs[0].endswith("(current)")
+    res = await browser.act(action("switch_tab", tab="t9"))
+    assert isinstance(res, Failure) and res.kind == "target" and "t1, t2" in res.message
+    obs = ok(await browser.close_tab("t1"))
+    assert obs.title == "Buttons" and obs.tabs == ()
+    assert await browser.close_tab() is None  # the last tab: the session ends
+    assert not browser.is_open
+
+
+async def test_a_tab_the_page_opens_gets_the_next_id(browser: BrowserSession, site: str) -> None:
+    ok(await browser.launch(site + "/popup.html"))
+    obs = ok(await browser.click(Point(x=150, y=65)))
+    assert obs.title == "Sign in" and obs.tabs[1].startswith("t2") and obs.tabs[1].endswith("(current)")

@@ -82,6 +82,7 @@ class Observation(_Frozen):
     target: str | None = None  # what the action acted on: role and accessible name, e.g. 'link "Docs"'
     snapshot: str | None = None  # the ARIA snapshot (observe="snapshot" or "both", or the snapshot action)
     extract: str | None = None  # what get_text, get_html or get_attribute read from the page, capped
+    tabs: tuple[str, ...] = ()  # the open tabs, when there are several: 't2 "Title" (current)'
 
 
 class Failure(_Frozen):

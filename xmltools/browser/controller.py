@@ -241,6 +241,7 @@ class BrowserSession:
         self._action_started = 0.0
         self._webp = True
         self._refused: dict[str, str] = {}  # URL -> why the policy refused it
+        self._tab_ids: dict[Page, str] = {}  # t1, t2, …: short and stable within the session
         self._refs: set[str] = set()  # the refs of the latest snapshot of the current document
         self._ref_lines: dict[str, str] = {}  # ref -> its element's role and name in that snapshot
         self._last_url: str | None = None
@@ -320,6 +321,7 @@ class BrowserSession:
         self._context = self._scratch_ctx = None
         self._page = self._cdp = self._scratch = None
         self._unhook()
+        self._tab_ids.clear()
         self._console.clear()
         self._notes.clear()
         self._inflight.clear()
@@ -366,8 +368,34 @@ class BrowserSession:
         if page in self._hooked:
             return
         self._hooked.append(page)
+        self._tab_ids.setdefault(page, f"t{len(self._tab_ids) + 1}")
         for event, handler in self._handlers().items():
             page.on(event, handler)  # type: ignore[call-overload]
+
+    def _open_tabs(self) -> list[Page]:
+        return [p for p in self._tab_ids if not p.is_closed()]
+
+    async def _tab_lines(self) -> tuple[str, ...]:
+        """The open tabs with their titles, the current one marked; empty with one tab."""
+        tabs = self._open_tabs()
+        if len(tabs) < 2:
+            return ()
+        lines = []
+        for p in tabs:
+            try:
+                title = await self._bounded(p.title(), self.config.timeouts.probe)
+            except (PlaywrightError, _Hung):
+                title = ""
+            mark = " (current)" if p is self._page else ""
+            lines.append(f'{self._tab_ids[p]} "{clip(title, 80)}" {clip(p.url, 200)}{mark}')
+        return tuple(lines)
+
+    def _tab(self, tab_id: str) -> Page:
+        for p in self._open_tabs():
+            if self._tab_ids[p] == tab_id:
+                return p
+        known = ", ".join(self._tab_ids[p] for p in self._open_tabs()) or "none"
+        raise TargetError(f"there is no open tab {clip(tab_id, 40)!r}; the open tabs are {known}.")
 
     def _unhook(self) -> None:
         """Stop listening: nothing a closing page still reports may reach the next session."""
@@ -916,6 +944,7 @@ class BrowserSession:
             notes=self._notes.take([*(extra_notes or []), *cut]),
             target=target,
             snapshot=seen.snapshot,
+            tabs=await self._tab_lines(),
         )
 
     async def observe(self, extra_notes: list[str] | None = None) -> Observation:
@@ -1324,6 +1353,18 @@ class BrowserSession:
                 return [], None
             if name == "wait":
                 return await self._wait_body(action), None
+            if name == "open_tab":
+                return await self._open_tab(str(action.url)), None
+            if name == "switch_tab":
+                tab = self._tab(str(action.tab))
+                await self._use_page(tab)
+                await self._bounded(tab.bring_to_front(), t.action)
+                return [], None
+            if name == "list_tabs":
+                extracted[0] = (
+                    "\n".join(await self._tab_lines()) or f"one tab: {self._tab_ids.get(page, 't1')}"
+                )
+                return [], None
             raise ConfigError(f"not an element action: {name!r}")
 
         extracted: list[str | None] = [None]
@@ -1335,6 +1376,45 @@ class BrowserSession:
         if isinstance(result, Observation) and extracted[0] is not None:
             result = result.model_copy(update={"extract": extracted[0]})
         return result
+
+    async def _open_tab(self, url: str) -> list[str]:
+        assert self._context is not None
+        t = self.config.timeouts
+        self._opening = True
+        try:
+            page = await self._bounded(self._context.new_page(), t.action)
+        finally:
+            self._opening = False
+        await self._use_page(page)
+        self._hook(page)
+        await self._goto(url)
+        return [f"opened {self._tab_ids[page]}, which you now see"]
+
+    async def close_tab(self, tab_id: str | None = None) -> Observation | Failure | None:
+        """Close a tab (the current one by default).  Closing the last tab ends the session: None."""
+        return await self._on_pool(self._close_tab(tab_id))
+
+    async def _close_tab(self, tab_id: str | None) -> Observation | Failure | None:
+        if self._page is None:
+            return Failure(kind="closed", message="the browser is not open.", browser_closed=True)
+        try:
+            page = self._tab(tab_id) if tab_id else self._page
+        except TargetError as e:
+            return Failure(kind="target", message=str(e), observation=await self._try_observe())
+        closing = self._tab_ids[page]
+        rest = [p for p in self._open_tabs() if p is not page]
+        if not rest:
+            await self._drop()
+            return None
+        if page is self._page:
+            await self._use_page(rest[-1])
+        with contextlib.suppress(PlaywrightError, _Hung):
+            await self._bounded(page.close(), self.config.timeouts.close)
+
+        async def body() -> tuple[list[str], str | None]:
+            return [f"closed {closing}; you now see {self._tab_ids[self._require_page()]}"], None
+
+        return await self._run("close_tab", body)
 
     async def _navigation_body(
         self, name: str, url: str | None, wait_until: str | None
@@ -1452,13 +1532,27 @@ class BrowserSession:
             return await (self.click(point) if name == "click" else self.hover(point))
         if name in ("type", "press") and target is None:
             return await (self.type(action.text) if name == "type" else self.press(action.text))  # type: ignore[attr-defined]
+        if name == "close_tab":
+            return await self.close_tab(getattr(action, "tab", None))
         if name in _ELEMENT_ACTIONS:
             return await self.act(action)
         raise ConfigError(f"not a browser action: {action!r}")
 
 
 _ELEMENT_ACTIONS = frozenset(
-    {"navigate", "back", "forward", "reload", "get_text", "get_html", "get_attribute", "wait"}
+    {
+        "navigate",
+        "back",
+        "forward",
+        "reload",
+        "get_text",
+        "get_html",
+        "get_attribute",
+        "wait",
+        "open_tab",
+        "switch_tab",
+        "list_tabs",
+    }
 ) | frozenset({"click", "hover", "type", "press", "fill", "select", "drag", "upload", "scroll", "snapshot"})
 
 
