@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -140,3 +141,43 @@ async def test_a_tab_the_page_opens_gets_the_next_id(browser: BrowserSession, si
     ok(await browser.launch(site + "/popup.html"))
     obs = ok(await browser.click(Point(x=150, y=65)))
     assert obs.title == "Sign in" and obs.tabs[1].startswith("t2") and obs.tabs[1].endswith("(current)")
+
+
+async def test_console_logs_gathers_everything_since_the_last_call(
+    browser: BrowserSession, site: str
+) -> None:
+    ok(await browser.launch(site + "/buttons.html"))
+    ok(await browser.click(Point(x=100, y=65)))
+    ok(await browser.click(Point(x=100, y=305)))
+    logs = ok(await browser.act(action("console_logs"))).extract
+    assert logs == "buttons ready\nclicked log\n[pageerror] boom from the page"
+    assert ok(await browser.act(action("console_logs"))).extract == "(no console entries since the last time)"
+
+
+async def test_evaluate_expressions_and_function_bodies(browser: BrowserSession, site: str) -> None:
+    ok(await browser.launch(site + "/pages/extract.html"))
+    assert ok(await browser.act(action("evaluate", script="document.title"))).extract == '"Extract"'
+    body = "const items = [...document.querySelectorAll('li')]; return items.map(li => li.dataset.sku);"
+    assert ok(await browser.act(action("evaluate", script=body))).extract == '["A1", "B2", "C3"]'
+    thrown = ok(await browser.act(action("evaluate", script="throw new Error('nope');"))).extract
+    assert thrown is not None and "the script threw" in thrown and "nope" in thrown
+
+
+async def test_full_page_and_element_screenshots_and_saving_in_the_workspace(
+    site: str, tmp_path: Path
+) -> None:
+    from xmltools.browser.images import image_size
+
+    async with BrowserSession(BrowserConfig(workspace=tmp_path)) as b:
+        ok(await b.launch(site + "/long.html"))
+        full = ok(await b.act(action("screenshot", full_page=True))).screenshot
+        assert full is not None and full.width == 900 and full.height > 600
+        ok(await b.launch(site + "/forms/order.html"))
+        obs = ok(await b.act(action("screenshot", sel("#send"), path="shots/send.png")))
+        box = await b.on_page(lambda p: p.locator("#send").bounding_box())
+        assert obs.screenshot is not None  # as large as the element (its box, rounded out)
+        assert abs(obs.screenshot.width - box["width"]) < 2 and abs(obs.screenshot.height - box["height"]) < 2
+        saved = tmp_path / "shots" / "send.png"
+        assert image_size(saved.read_bytes()) == (obs.screenshot.width, obs.screenshot.height)
+        res = await b.act(action("screenshot", sel("#send"), path="../escape.png"))
+        assert isinstance(res, Failure) and res.kind == "target" and "outside the workspace" in res.message

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import json
 import shutil
 import tempfile
 import time
@@ -121,6 +122,7 @@ class BrowserConfig:
     snapshot_boxes: bool = False
     max_extract_chars: int = 10_000  # what get_text, get_html and get_attribute return at most
     max_wait_seconds: float = 10.0  # the longest wait the model may ask for
+    workspace: Path | None = None  # where screenshots with a path are saved
 
     def __post_init__(self) -> None:
         if not 0 <= self.screenshot_quality <= 100:
@@ -158,6 +160,7 @@ class BrowserConfig:
             observe=c.observe,
             max_snapshot_chars=c.max_snapshot_chars,
             snapshot_boxes=c.snapshot_boxes,
+            workspace=c.workspace,
         )
 
     @property
@@ -224,6 +227,7 @@ class BrowserSession:
         self._page: Page | None = None
         self._cdp: CDPSession | None = None
         self._console = ConsoleCollector(self.config.caps)
+        self._console_log = ConsoleCollector(self.config.caps)  # everything since the last console_logs
         self._notes = NoteCollector(self.config.caps)
         self._inflight: set[Request] = set()
         self._navigating: set[Request] = set()  # main-frame navigation requests in flight
@@ -323,6 +327,7 @@ class BrowserSession:
         self._unhook()
         self._tab_ids.clear()
         self._console.clear()
+        self._console_log.clear()
         self._notes.clear()
         self._inflight.clear()
         self._navigating.clear()
@@ -414,9 +419,12 @@ class BrowserSession:
         if kind == "error" and text.startswith("Failed to load resource"):
             return  # the same failure is reported once, with its URL, from the network events
         self._console.add(kind, text)
+        self._console_log.add(kind, text)
 
     def _on_pageerror(self, err: Exception) -> None:
-        self._console.add("pageerror", str(getattr(err, "message", None) or err))
+        text = str(getattr(err, "message", None) or err)
+        self._console.add("pageerror", text)
+        self._console_log.add("pageerror", text)
 
     def _main_navigation(self, req: Request) -> bool:
         page = self._page
@@ -1360,6 +1368,17 @@ class BrowserSession:
                 await self._use_page(tab)
                 await self._bounded(tab.bring_to_front(), t.action)
                 return [], None
+            if name == "console_logs":
+                entries, cut = self._console_log.take()
+                extracted[0] = (
+                    "\n".join(e.line() for e in entries) or "(no console entries since the last time)"
+                )
+                return cut, None
+            if name == "evaluate":
+                extracted[0] = await self._evaluate(page, str(action.script))
+                return [], None
+            if name == "screenshot":
+                return await self._screenshot_action(page, target, action, shots), None
             if name == "list_tabs":
                 extracted[0] = (
                     "\n".join(await self._tab_lines()) or f"one tab: {self._tab_ids.get(page, 't1')}"
@@ -1368,6 +1387,7 @@ class BrowserSession:
             raise ConfigError(f"not an element action: {name!r}")
 
         extracted: list[str | None] = [None]
+        shots: list[Screenshot] = []
 
         snap = None
         if name == "snapshot":
@@ -1375,7 +1395,62 @@ class BrowserSession:
         result = await self._run(name, body, snap=snap)
         if isinstance(result, Observation) and extracted[0] is not None:
             result = result.model_copy(update={"extract": extracted[0]})
+        if isinstance(result, Observation) and shots:
+            result = result.model_copy(update={"screenshot": shots[0]})
         return result
+
+    async def _evaluate(self, page: Page, script: str) -> str:
+        """An expression or a function body, run in the page; its result as JSON, capped."""
+        t = self.config.timeouts
+        body = script.strip()
+        wrapped = f"async () => {{ {body} }}" if "return" in body or ";" in body.rstrip(";") else body
+        try:
+            value = await self._bounded(page.evaluate(wrapped), t.action)
+        except PlaywrightError as e:
+            if self._classify(e) is not FailureClass.PAGE:
+                raise
+            return f"the script threw: {clip(first_line(e), 500)}"
+        try:
+            text = json.dumps(value, ensure_ascii=False, default=str)
+        except (TypeError, ValueError):
+            text = str(value)
+        return cap(text, self.config.max_extract_chars)
+
+    async def _screenshot_action(
+        self, page: Page, target: Any, action: Any, shots: list[Screenshot]
+    ) -> list[str]:
+        """A full-page or element screenshot; with a path, also saved inside the workspace."""
+        t = self.config.timeouts
+        c = self.config
+        kind: Literal["png", "jpeg"] = "jpeg" if getattr(action, "format", None) == "jpeg" else "png"
+        if target is not None:
+            loc = await self._locate(target)
+            data = await self._bounded(
+                loc.screenshot(type=kind, timeout=t.screenshot * 1000), t.screenshot + 1
+            )
+        elif getattr(action, "full_page", False):
+            data = await self._bounded(
+                page.screenshot(type=kind, full_page=True, timeout=t.screenshot * 1000), t.screenshot + 1
+            )
+        else:
+            return []  # the observation's own screenshot is the answer
+        w, h = image_size(data)
+        shots.append(Screenshot(data=data, format=kind, width=w, height=h))
+        path = getattr(action, "path", None)
+        if path is None:
+            return [f"the screenshot is {w}x{h} pixels"]
+        if c.workspace is None:
+            raise TargetError(
+                "screenshots can be saved only inside the workspace, and this session has none."
+            )
+        dest = Path(path) if Path(path).is_absolute() else c.workspace / path
+        dest = dest.resolve()
+        root = c.workspace.resolve()
+        if dest != root and root not in dest.parents:
+            raise TargetError(f"{clip(str(path), 120)!r} is outside the workspace ({root}).")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        await asyncio.to_thread(dest.write_bytes, data)
+        return [f"the screenshot ({w}x{h} pixels) was saved as {dest}"]
 
     async def _open_tab(self, url: str) -> list[str]:
         assert self._context is not None
@@ -1552,6 +1627,9 @@ _ELEMENT_ACTIONS = frozenset(
         "open_tab",
         "switch_tab",
         "list_tabs",
+        "console_logs",
+        "evaluate",
+        "screenshot",
     }
 ) | frozenset({"click", "hover", "type", "press", "fill", "select", "drag", "upload", "scroll", "snapshot"})
 
