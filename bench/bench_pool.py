@@ -105,6 +105,50 @@ def concurrent(base: str, sessions: int, clicks: int) -> dict[str, Any]:
     }
 
 
+def raw_concurrent(base: str, sessions: int, clicks: int) -> dict[str, Any]:
+    """The same load done by raw Playwright (one browser, a context each), for comparison."""
+    import asyncio
+    import base64
+
+    from playwright.async_api import async_playwright
+
+    from xmltools.browser.locate import find_chromium
+    from xmltools.browser.pool import CHROMIUM_FLAGS
+
+    async def run() -> tuple[list[float], list[float]]:
+        launches: list[float] = []
+        click_times: list[float] = []
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(
+                executable_path=find_chromium().path, args=list(CHROMIUM_FLAGS)
+            )
+
+            async def one() -> None:
+                t0 = time.perf_counter()
+                ctx = await browser.new_context(viewport={"width": 900, "height": 600})
+                page = await ctx.new_page()
+                await page.goto(base + "/buttons.html")
+                cdp = await ctx.new_cdp_session(page)
+                shot = await cdp.send("Page.captureScreenshot", {"format": "webp", "quality": 75})
+                base64.b64decode(shot["data"])
+                launches.append(time.perf_counter() - t0)
+                for _ in range(clicks):
+                    t0 = time.perf_counter()
+                    await page.mouse.click(100, 65)
+                    shot = await cdp.send("Page.captureScreenshot", {"format": "webp", "quality": 75})
+                    base64.b64decode(shot["data"])
+                    await page.title()
+                    click_times.append(time.perf_counter() - t0)
+                await ctx.close()
+
+            await asyncio.gather(*(one() for _ in range(sessions)))
+            await browser.close()
+        return launches, click_times
+
+    launches, click_times = asyncio.run(run())
+    return {"raw_concurrent_launch_p95_ms": p95(launches), "raw_concurrent_click_p95_ms": p95(click_times)}
+
+
 def long_session(base: str, steps: int) -> dict[str, Any]:
     times: list[float] = []
     with Interpreter(Config()) as it:
@@ -150,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     figures: dict[str, Any] = {}
     with serve_directory(SITE) as base:
         figures.update(concurrent(base, args.sessions, args.clicks))
+        figures.update(raw_concurrent(base, args.sessions, args.clicks))
         figures.update(long_session(base, args.steps))
     print("pool benchmark")
     for k, v in figures.items():

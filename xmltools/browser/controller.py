@@ -67,7 +67,7 @@ from .failures import FailureClass, classify, first_line
 from .images import image_size
 from .observe import Caps, ConsoleCollector, NoteCollector, clip
 from .pool import CHROMIUM_FLAGS, Backend, BrowserPool, PoolFullError, default_pool, discover_remote
-from .targets import TargetError, describe, explain_action_error, locate, shown
+from .targets import TargetError, describe, disabled, explain_action_error, hidden, locate, shown
 
 __all__ = [
     "CHROMIUM_FLAGS",
@@ -1259,14 +1259,9 @@ class BrowserSession:
         loc = await self._locate(target)
         state = await self._bounded(loc.evaluate(scripts.STATE, timeout=t.action * 1000), t.action + 1)
         if visible and not state.get("visible"):
-            raise TargetError(
-                f"the element of the {_shown(target)} is hidden. Make it visible first, or pick another."
-            )
+            raise TargetError(hidden(_shown(target)))
         if enabled and not state.get("enabled"):
-            raise TargetError(
-                f"the element of the {_shown(target)} is disabled."
-                " Something on the page must enable it first."
-            )
+            raise TargetError(disabled(_shown(target)))
         named = self._ref_lines.get(getattr(target, "ref", None) or "") or await describe(loc, t.probe)
         try:
             await self._input(act(loc), t.action + 1)

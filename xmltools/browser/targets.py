@@ -24,7 +24,7 @@ from playwright.async_api import FrameLocator, Locator, Page
 from .observe import clip as clip_line
 from .scripts import DESCRIBE
 
-__all__ = ["TargetError", "describe", "explain_action_error", "locate", "shown"]
+__all__ = ["TargetError", "describe", "disabled", "explain_action_error", "hidden", "locate", "shown"]
 
 
 class TargetError(Exception):
@@ -116,6 +116,34 @@ async def describe(loc: Locator, timeout: float = 1.0) -> str:
     return clip_line(str(text), 200)
 
 
+# Playwright's words for an element that cannot be acted on -> what the model reads ({t}: the target)
+_ACTION_ERRORS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (
+        ("not visible", "element is hidden"),
+        "the element of the {t} is hidden. Make it visible first, or pick another.",
+    ),
+    (
+        ("not enabled", "disabled"),
+        "the element of the {t} is disabled. Something on the page must enable it first.",
+    ),
+    (
+        ("not editable", "readonly"),
+        "the element of the {t} cannot be edited (it is read-only or not a field).",
+    ),
+    (("not a <select>", "not a select"), "the element of the {t} is not a select list."),
+    (("did not find some options", "options to be"), "the select list of the {t} has no such option."),
+    (("not an htmlinputelement", "non-input"), "the element of the {t} is not a file input."),
+)
+
+
+def hidden(target_shown: str) -> str:
+    return _ACTION_ERRORS[0][1].format(t=target_shown)
+
+
+def disabled(target_shown: str) -> str:
+    return _ACTION_ERRORS[1][1].format(t=target_shown)
+
+
 def explain_action_error(err: PlaywrightError, target: Any) -> str | None:
     """The model-facing reason an action on a located element failed, when it is the target's fault."""
     msg = str(err)
@@ -127,18 +155,9 @@ def explain_action_error(err: PlaywrightError, target: Any) -> str | None:
             f"the element of the {shown(target)} is covered by {cover}, which would get the click."
             " Close or move what covers it first."
         )
-    if "not visible" in low or "element is hidden" in low:
-        return f"the element of the {shown(target)} is hidden. Make it visible first, or pick another one."
-    if "not enabled" in low or "disabled" in low:
-        return f"the element of the {shown(target)} is disabled. Something on the page must enable it first."
-    if "not editable" in low or "readonly" in low:
-        return f"the element of the {shown(target)} cannot be edited (it is read-only or not a field)."
-    if "not a <select>" in low or "not a select" in low:
-        return f"the element of the {shown(target)} is not a select list."
-    if "did not find some options" in low or "options to be" in low:
-        return f"the select list of the {shown(target)} has no such option."
-    if "not an htmlinputelement" in low or "non-input" in low:
-        return f"the element of the {shown(target)} is not a file input."
+    for fragments, message in _ACTION_ERRORS:
+        if any(f in low for f in fragments):
+            return message.format(t=shown(target))
     return None
 
 
