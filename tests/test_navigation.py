@@ -94,3 +94,5 @@ async def test_the_click_says_what_was_clicked(browser: BrowserSession, site: st
     ok(await browser.launch(site + "/nav/form-get.html"))
     obs = ok(await browser.hover(GO))
     assert obs.target == 'button "send the form"'
+    marks = await browser.on_page(lambda p: p.evaluate("document.querySelectorAll('[data-xt-mark]').length"))
+    assert marks == 0  # the page is left as it was found

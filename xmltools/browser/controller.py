@@ -701,7 +701,8 @@ class BrowserSession:
                 # the network's quiet window and the DOM's run side by side
                 res, _ = await asyncio.gather(
                     self._bounded(
-                        page.evaluate(scripts.SETTLE, [t.dom_quiet * 1000, budget * 1000]), budget + t.action
+                        page.evaluate(scripts.SETTLE, [t.dom_quiet * 1000, budget * 1000, scripts.MARK]),
+                        budget + t.action,
                     ),
                     self._network_quiet(quiet_deadline),
                 )

@@ -15,7 +15,7 @@ records, in ``window.__xt``:
 
 from __future__ import annotations
 
-__all__ = ["DESCRIBE", "HIT", "INIT", "MARK", "SCROLL", "SCROLL_ELEMENT", "SETTLE", "STATE", "UNMARK"]
+__all__ = ["DESCRIBE", "HIT", "INIT", "MARK", "SCROLL", "SCROLL_ELEMENT", "SETTLE", "STATE"]
 
 MARK = "data-xt-mark"
 
@@ -65,14 +65,16 @@ INIT = """
 })();
 """
 
-# Resolves when the short timers pending at the start have run and the DOM and
+# Removes the marks an action left, then resolves when the short timers
+# pending at the start have run and the DOM and
 # the timers have been quiet for `quiet` ms, or when a cross-document
 # navigation or a download has started, or when `max` ms have passed.  Takes
 # and resets the counters of navigations, downloads and new tabs.
 SETTLE = """
-async ([quiet, max]) => {
+async ([quiet, max, mark]) => {
   const st = window.__xt;
   const t0 = performance.now();
+  for (const el of document.querySelectorAll('[' + mark + ']')) el.removeAttribute(mark);
   const done = (settled) => {
     const out = { settled, waited: performance.now() - t0, navs: st.navs, crossNavs: st.crossNavs,
                   downloads: st.downloads, popups: st.popups, navUrl: st.navUrl };
@@ -98,7 +100,7 @@ async ([quiet, max]) => {
 # The element under a point: null for none, '' for the page's background;
 # otherwise its role and accessible name.  The element (or its nearest
 # interactive ancestor) is marked, so that Python can act on it through a
-# locator; UNMARK removes the mark.
+# locator; SETTLE removes the mark after the action.
 _DESCRIBE_FN = """
   const describe = (el) => {
     const tag = el.tagName.toLowerCase();
@@ -157,10 +159,6 @@ HIT = (
 # Playwright for a snapshot of the element would replace the refs of the
 # model's latest snapshot.
 DESCRIBE = "(el) => {" + _DESCRIBE_FN + "  return describe(el);\n}"
-
-UNMARK = """
-(mark) => { for (const el of document.querySelectorAll('[' + mark + ']')) el.removeAttribute(mark); }
-"""
 
 # Scroll what is under the point, as a mouse wheel would: the nearest element
 # that can still scroll that way; inside an open modal dialog, never the page
