@@ -23,11 +23,22 @@ def test_public_names_are_in_all() -> None:
     assert public <= set(xmltools.__all__), public - set(xmltools.__all__)
 
 
-PURE = {"errors", "parser", "protocol", "tools", "results", "config", "urlpolicy", "quoting"}
+PURE = {
+    "errors",
+    "parser",
+    "protocol",
+    "actions",
+    "profiles",
+    "tools",
+    "results",
+    "config",
+    "urlpolicy",
+    "quoting",
+}
 
 
 def test_the_pure_core_imports_only_the_pure_core() -> None:
-    """parser, protocol, tools, results and config reach neither Jinja2 nor Playwright, even indirectly."""
+    """parser, protocol, actions, profiles, tools, results and config reach neither Jinja2 nor Playwright, even indirectly."""
     import ast
     from pathlib import Path
 

@@ -9,6 +9,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from pydantic import BaseModel, Field
@@ -36,6 +37,18 @@ OBS = Observation(
     notes=("an alert was dismissed: Saved!",),
 )
 QUIET = OBS.model_copy(update={"console": (), "mouse": None, "notes": (), "title": ""})
+SNAPSHOT = (
+    '- heading "Order <b>now</b>" [level=1] [ref=e2]\n'
+    '- textbox "Email" [ref=e5]\n'
+    '- combobox "Size" [ref=e7]:\n'
+    '  - option "Small" [selected]\n'
+    '  - option "Large"\n'
+    '- button "Send order" [ref=e9]\n'
+    "- … 40 more elements below; scroll, or take a snapshot with <find>"
+)
+SEEN_AS_TEXT = OBS.model_copy(
+    update={"screenshot": None, "snapshot": SNAPSHOT, "target": 'textbox "Email"', "notes": ()}
+)
 
 
 class NoteParams(BaseModel):
@@ -44,8 +57,8 @@ class NoteParams(BaseModel):
     pinned: bool = False
 
 
-def registry(actions: list[str] | None = None) -> ToolRegistry:
-    reg = ToolRegistry(actions=actions)
+def registry(actions: list[str] | None = None, profile: Literal["roo", "full"] = "roo") -> ToolRegistry:
+    reg = ToolRegistry(actions=actions, profile=profile)
     reg.register(Tool("write_note", NoteParams, print, "Save a note for later.", raw=frozenset({"body"})))
     return reg
 
@@ -57,8 +70,37 @@ CASES: dict[str, Callable[[], Rendered | str]] = {
         registry(["launch", "click", "close"]), Viewport(width=1280, height=800)
     ),
     "system_allow_policy": lambda: Renderer(policy=Policy.ALLOW).system_prompt(ToolRegistry()),
+    "system_full": lambda: R.system_prompt(
+        registry(profile="full"), upload_folders=["/srv/xmltools/work", "/srv/xmltools/files"]
+    ),
+    "system_full_snapshot": lambda: R.system_prompt(
+        ToolRegistry(profile="full", actions=["launch", "snapshot", "click", "type", "scroll", "close"]),
+        Viewport(width=1280, height=800),
+        observe="snapshot",
+        file_urls=True,
+    ),
+    "system_full_both": lambda: Renderer(policy=Policy.AUTO_CLOSE).system_prompt(
+        ToolRegistry(profile="full", actions=["launch", "fill", "upload", "close"]), observe="both"
+    ),
+    "system_roo_snapshot": lambda: R.system_prompt(ToolRegistry(), observe="snapshot"),
     "result_browser": lambda: R.browser_result("click", OBS),
     "result_browser_quiet": lambda: R.browser_result("scroll_down", QUIET),
+    "result_browser_snapshot": lambda: R.browser_result("fill", SEEN_AS_TEXT),
+    "result_browser_empty_snapshot": lambda: R.browser_result(
+        "snapshot", QUIET.model_copy(update={"snapshot": " "})
+    ),
+    "result_browser_extract_tabs": lambda: R.browser_result(
+        "get_text",
+        QUIET.model_copy(
+            update={
+                "extract": "Apples 3\nBread 2 <b>",
+                "tabs": (
+                    't1 "Sign in" http://127.0.0.1:8000/form.html',
+                    't2 "Cart" http://127.0.0.1:8000/cart (current)',
+                ),
+            }
+        ),
+    ),
     "result_close": R.close_result,
     "result_tool": lambda: R.tool_result("write_note", "saved Groceries"),
     "error_truncated": lambda: R.call_error(
@@ -98,6 +140,14 @@ CASES: dict[str, Callable[[], Rendered | str]] = {
     ),
     "error_browser_no_target": lambda: R.browser_failure(
         "click", Failure(kind="no_target", message="nothing is at 880,590; the page is blank there.")
+    ),
+    "error_browser_target": lambda: R.browser_failure(
+        "click",
+        Failure(
+            kind="target",
+            message="e40 is not in the latest snapshot. Take a new snapshot and use a ref from it.",
+            observation=SEEN_AS_TEXT,
+        ),
     ),
     "error_browser_crashed": lambda: R.browser_failure(
         "click", Failure(kind="crashed", message="the page's renderer process died.")

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .errors import BrowserError, UsageError, XmltoolsError
-from .parser import BROWSER_ACTION, StreamParser, ToolSyntax, parse
+from .parser import StreamParser, ToolSyntax, parse
 
 if TYPE_CHECKING:
     from .config import Config
@@ -36,8 +36,10 @@ def _tool_arg(spec: str) -> ToolSyntax:
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
+    from .profiles import get_profile
+
     text = sys.stdin.read()
-    tools = [BROWSER_ACTION, *args.tool]
+    tools = [get_profile(args.profile).syntax, *args.tool]
     if args.chunk:
         p = StreamParser(tools, compat=args.compat, fenced=args.fenced)
         for i in range(0, len(text), args.chunk):
@@ -115,11 +117,20 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(f"--viewport: {e}") from e
     actions = [a.strip() for a in args.actions.split(",") if a.strip()] if args.actions else None
-    registry = ToolRegistry(actions=actions)
+    registry = ToolRegistry(actions=actions, profile=args.profile or config.profile)
     renderer = Renderer(args.templates or config.templates, policy=args.policy or config.policy)
     if args.variant:
         print(f"# variant: {variant.name}\n")
-    print(renderer.system_prompt(registry, viewport))
+    files = bool(config.allowed_file_roots) or "file" in config.allowed_schemes
+    print(
+        renderer.system_prompt(
+            registry,
+            viewport,
+            file_urls=files,
+            observe=args.observe or config.observe,
+            upload_folders=config.action_context().upload_roots,
+        )
+    )
     return 0
 
 
@@ -310,6 +321,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("parse", help="read a model message on stdin, print its blocks as JSON")
     p.add_argument("--compat", choices=["default", "roo"], default="default")
     p.add_argument(
+        "--profile",
+        choices=["roo", "full"],
+        default="roo",
+        help="the browser_action parameters to know (full adds ref, selector, frame, ...)",
+    )
+    p.add_argument(
         "--fenced", choices=["call", "text"], default="call", help="how to read calls in ``` fences"
     )
     p.add_argument(
@@ -334,6 +351,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--variant", default=None, metavar="DIR", help="a variant: template overrides and variant.toml"
     )
     p.add_argument("--policy", choices=["reject", "auto_close", "allow"], default=None)
+    p.add_argument(
+        "--profile",
+        choices=["roo", "full"],
+        default=None,
+        help="roo: the nine classic actions (the default); full: refs, selectors and form actions",
+    )
+    p.add_argument(
+        "--observe",
+        choices=["screenshot", "snapshot", "both"],
+        default=None,
+        help="what each result shows, as the prompt describes it (default: screenshot)",
+    )
     p.set_defaults(func=cmd_prompt)
 
     p = sub.add_parser(

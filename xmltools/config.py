@@ -133,6 +133,8 @@ class Config(BaseModel):
             allowed_origins=self.allowed_origins,
             blocked_origins=self.blocked_origins,
             allow_link_local=self.allow_link_local,
+            profile=self.profile,
+            workspace=self.workspace,
         )
 
     def url_policy(self) -> UrlPolicy:

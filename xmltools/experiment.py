@@ -106,7 +106,13 @@ class Variant:
 
     def system_prompt(self, registry: ToolRegistry | None = None) -> str:
         cfg = self.make_config()
-        return self.renderer(cfg).system_prompt(registry or ToolRegistry(), cfg.viewport)
+        return self.renderer(cfg).system_prompt(
+            registry or ToolRegistry(profile=cfg.profile),
+            cfg.viewport,
+            file_urls=bool(cfg.allowed_file_roots) or "file" in cfg.allowed_schemes,
+            observe=cfg.observe,
+            upload_folders=cfg.action_context().upload_roots,
+        )
 
 
 # -- re-rendering ---------------------------------------------------------------------------
@@ -353,7 +359,7 @@ async def score_corpus(runs: Sequence[Sequence[str]], variant: Variant | None = 
     """Count what the model's messages do under a variant's configuration (or the defaults)."""
     v = variant or Variant.default()
     cfg = v.make_config()
-    registry = ToolRegistry(list(STANDARD_TOOLS.values()))
+    registry = ToolRegistry(list(STANDARD_TOOLS.values()), profile=cfg.profile)
     scores = Scores(v.name)
     openers = [f"<{t.name}>" for t in registry.vocabulary]
     for run in runs:
@@ -505,7 +511,7 @@ async def run_trials(
         stats = TrialStats(v.name, [])
         for k in range(1, trials + 1):
             cfg = v.make_config()
-            registry = ToolRegistry(list(STANDARD_TOOLS.values()))
+            registry = ToolRegistry(list(STANDARD_TOOLS.values()), profile=cfg.profile)
             interp = AsyncInterpreter(cfg, registry=registry)
             system = interp.system_prompt()
             path = out / f"{v.name}-{k}.jsonl"

@@ -145,7 +145,7 @@ class AsyncInterpreter:
     ) -> None:
         self.config = config or Config()
         self.pool = pool  # None: the process-wide pool
-        self.registry = registry or ToolRegistry()
+        self.registry = registry or ToolRegistry(profile=self.config.profile)
         self.renderer = renderer or Renderer(self.config.templates, policy=self.config.policy)
         self.session = Session(
             policy=self.config.policy,
@@ -180,8 +180,15 @@ class AsyncInterpreter:
         return self._browser.viewport if self._browser is not None else self.config.viewport
 
     def system_prompt(self) -> str:
-        files = bool(self.config.allowed_file_roots) or "file" in self.config.allowed_schemes
-        return self.renderer.system_prompt(self.registry, self.viewport, file_urls=files)
+        c = self.config
+        files = bool(c.allowed_file_roots) or "file" in c.allowed_schemes
+        return self.renderer.system_prompt(
+            self.registry,
+            self.viewport,
+            file_urls=files,
+            observe=c.observe,
+            upload_folders=c.action_context().upload_roots,
+        )
 
     def trim_history(self, messages: list[dict[str, Any]]) -> int:
         """Keep the newest ``image_budget`` screenshots in ``messages`` (in place); return how many went."""
@@ -267,7 +274,7 @@ class AsyncInterpreter:
             turn.outcomes.append(replace(outcome, text="\n\n".join(p.text for p in rendered)))
             parts.extend(rendered)
             ran_name = plan.run.name if outcome.status in ("ok", "failed") else None
-            if outcome.status in ("invalid", "refused"):
+            if outcome.status in ("invalid", "refused") or _wrong_target(outcome):
                 mistake = True
             success = ok
 
@@ -344,7 +351,9 @@ class AsyncInterpreter:
         if isinstance(result, Failure):
             if result.browser_closed or not browser.is_open:
                 self.session.browser_lost()
-            # a browser failure is not the model's mistake: it neither counts nor resets the count
+            # a browser failure is not the model's mistake: it neither counts nor resets the count;
+            # the one exception is kind "target" (a stale ref, a selector matching nothing or several,
+            # an element hidden, disabled or covered), counted by _interpret as a mistake
             return (
                 CallOutcome(call, "failed", call.name, action, failure=result),
                 [self._capped(self.renderer.browser_failure(action, result))],
@@ -444,6 +453,11 @@ def _too_large(blocks: list[Any]) -> bool:
     """The parser marks a message past ``max_message_chars`` with a diagnostic on its last block."""
     last = blocks[-1] if blocks else None
     return last is not None and any(d.code == "message_too_large" for d in last.diagnostics)
+
+
+def _wrong_target(outcome: CallOutcome) -> bool:
+    """A browser failure that is the model's mistake: the element it named could not be acted on."""
+    return outcome.status == "failed" and outcome.failure is not None and outcome.failure.kind == "target"
 
 
 def _action_of(call: ToolUse) -> str | None:

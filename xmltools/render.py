@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 Shape = Literal["openai", "anthropic", "plain"]
+Observe = Literal["screenshot", "snapshot", "both"]
 SHAPES: tuple[Shape, ...] = ("openai", "anthropic", "plain")
 NOT_RUN_KINDS_SHOWN = 5  # the not-run note names at most this many kinds of call
 
@@ -53,11 +54,17 @@ def neutralize(value: object) -> str:
 
 
 def sentence(value: object) -> str:
-    """A message as a sentence: a capital first letter and a full stop at the end."""
+    """A message as a sentence: a capital first letter and a full stop at the end.
+
+    A first word with a digit in it is a name the model may copy (a ref such as
+    ``e12``, a tab id such as ``t2``): it is left as it is.
+    """
     s = str(value).strip()
     if not s:
         return s
-    s = s[0].upper() + s[1:]
+    first = s.split(maxsplit=1)[0]
+    if not any(c.isdigit() for c in first):
+        s = s[0].upper() + s[1:]
     return s if s[-1] in ".!?" else s + "."
 
 
@@ -131,17 +138,27 @@ class Renderer:
         viewport: Viewport = DEFAULT_VIEWPORT,
         *,
         file_urls: bool = False,
+        observe: Observe = "screenshot",
+        upload_folders: Sequence[str | Path] = (),
     ) -> str:
-        """The tools' sections of a system prompt: browser_action (if enabled), then each host tool."""
+        """The tools' sections of a system prompt: browser_action (if enabled), then each host tool.
+
+        The browser's section is the registry's profile's template (roo or full),
+        listing only the actions the registry offers; ``observe`` says what each
+        result will show (a screenshot, the snapshot as text, or both), and
+        ``upload_folders`` where the files of ``upload`` may come from.
+        """
         registry = registry or ToolRegistry()
         parts: list[str] = []
         if registry.browser:
             parts.append(
                 self.render(
-                    "system/browser_action.j2",
+                    registry.profile.template,
                     viewport=viewport,
                     actions=list(registry.actions),
                     file_urls=file_urls,
+                    observe=observe,
+                    upload_folders=[str(f) for f in upload_folders],
                 )
             )
         for t in registry.host_tools:

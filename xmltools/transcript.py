@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from .config import Config
 from .errors import ConfigError, UsageError
 from .interpreter import AsyncInterpreter, CallOutcome, Turn
+from .profiles import PROFILES
 from .protocol import State
 from .results import ConsoleEntry, Failure, Observation, Point, Screenshot, Viewport
 from .tools import STANDARD_TOOLS, Resize, ToolRegistry
@@ -97,6 +98,8 @@ class ObservationRecord(_Record):
     viewport: Viewport
     mouse: Point | None = None
     notes: list[str] = Field(default_factory=list)
+    target: str | None = None  # what the action acted on (role and name)
+    snapshot: str | None = None  # the ARIA snapshot the model was shown, when it was shown one
 
 
 class ErrorRecord(_Record):
@@ -164,6 +167,8 @@ class Transcript:
             viewport=rec.viewport,
             mouse=rec.mouse,
             notes=tuple(rec.notes),
+            target=rec.target,
+            snapshot=rec.snapshot,
         )
 
 
@@ -200,11 +205,14 @@ def load_transcript(path: str | Path) -> Transcript:
 
 
 def registry_for(transcript: Transcript) -> ToolRegistry:
-    """The tools a recorded run offered: browser_action and the standard tools its header names."""
+    """The tools a recorded run offered: browser_action in its profile, and the standard tools it names."""
     unknown = [n for n in transcript.header.tools if n not in STANDARD_TOOLS]
     if unknown:
         raise ConfigError(f"the transcript names tools this version does not have: {unknown}")
-    return ToolRegistry([STANDARD_TOOLS[n] for n in transcript.header.tools])
+    profile = transcript.header.config.get("profile", "roo")  # older transcripts: the classic actions
+    if not isinstance(profile, str) or profile not in PROFILES:
+        raise ConfigError(f"the transcript names a profile this version does not have: {profile!r}")
+    return ToolRegistry([STANDARD_TOOLS[n] for n in transcript.header.tools], profile=PROFILES[profile])
 
 
 def _fill(text: str, base_url: str | None) -> str:
@@ -312,6 +320,8 @@ class TranscriptWriter:
             viewport=obs.viewport,
             mouse=obs.mouse,
             notes=list(obs.notes),
+            target=obs.target,
+            snapshot=obs.snapshot,
         )
 
     def _write_sync(self) -> None:
