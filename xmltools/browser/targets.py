@@ -21,6 +21,7 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import FrameLocator, Locator, Page
 
+from ..actions import selector_kind
 from .observe import clip as clip_line
 from .scripts import DESCRIBE
 
@@ -31,7 +32,8 @@ class TargetError(Exception):
     """The model's target is wrong; the message is for the model."""
 
 
-_SHORTCUTS = {
+# the selector shortcuts (parsed by xmltools.actions.selector_kind) -> Playwright's lookups
+_LOOKUPS = {
     "label": "get_by_label",
     "placeholder": "get_by_placeholder",
     "alt": "get_by_alt_text",
@@ -51,14 +53,13 @@ def shown(target: Any) -> str:
 
 
 def _selector_locator(scope: Page | FrameLocator, selector: str) -> Locator:
-    kind, _, value = selector.partition("=")
-    method = _SHORTCUTS.get(kind.strip().lower()) if value else None
-    if method is not None:
-        text = value.strip()
-        if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
-            return getattr(scope, method)(text[1:-1], exact=True)  # type: ignore[no-any-return]
-        return getattr(scope, method)(text)  # type: ignore[no-any-return]
-    return scope.locator(selector)
+    kind, value = selector_kind(selector)
+    if kind == "playwright":
+        return scope.locator(selector)
+    lookup = getattr(scope, _LOOKUPS[kind])
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return lookup(value[1:-1], exact=True)  # type: ignore[no-any-return]
+    return lookup(value)  # type: ignore[no-any-return]
 
 
 async def locate(page: Page, target: Any, *, refs: set[str], timeout: float) -> Locator:
