@@ -24,6 +24,7 @@ def test_public_names_are_in_all() -> None:
 
 
 PURE = {
+    "approval",
     "errors",
     "parser",
     "protocol",

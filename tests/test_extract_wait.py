@@ -37,10 +37,9 @@ async def test_navigate_back_forward_reload_across_three_pages(browser: BrowserS
     assert ok(await browser.act(action("navigate", url=site + "/long.html"))).url.endswith("/long.html")
     assert ok(await browser.act(action("back"))).url.endswith("/buttons.html")
     assert ok(await browser.act(action("back"))).url.endswith("/form.html")
-    assert ok(await browser.act(action("back"))).url == "about:blank"  # where every session's tab began
-    obs = ok(await browser.act(action("back")))
-    assert any("no page to go back" in n for n in obs.notes), obs.notes
-    assert ok(await browser.act(action("forward"))).url.endswith("/form.html")
+    for _ in range(2):  # the blank page the tab began on is stepped over, every time
+        obs = ok(await browser.act(action("back")))
+        assert obs.url.endswith("/form.html") and any("no page to go back" in n for n in obs.notes), obs
     assert ok(await browser.act(action("forward"))).url.endswith("/buttons.html")
     obs = ok(await browser.act(action("reload")))
     assert obs.title == "Buttons" and "buttons ready" in [c.text for c in obs.console]

@@ -173,6 +173,16 @@ CASES: dict[str, Callable[[], Rendered | str]] = {
     "note_auto_closed": lambda: R.auto_closed("write_note"),
     "note_idle_closed": lambda: R.idle_closed(60),
     "note_image_dropped": R.image_dropped,
+    "error_denied": lambda: R.denied("browser_action", "evaluate", "script actions are not allowed here"),
+    "error_approval_required": lambda: R.approval_required(
+        "write_note", None, "the write_note tool (mutate) waits for the host's approval"
+    ),
+    "system_full_script_denied": lambda: R.system_prompt(
+        ToolRegistry(profile="full", actions=["launch", "wait", "screenshot", "evaluate", "close"]),
+        workspace=True,
+        max_wait_seconds=2.5,
+        script_rule="deny",
+    ),
 }
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from .approval import Allow, ApprovalPolicy, Ask, Deny, PendingApproval
 from .config import Config
 from .errors import (
+    ApprovalError,
     BrowserError,
     BrowserNotFoundError,
     ConfigError,
@@ -41,6 +43,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BROWSER_ACTION",
+    "Allow",
+    "ApprovalError",
+    "ApprovalPolicy",
+    "Ask",
     "AsyncInterpreter",
     "Block",
     "BrowserError",
@@ -48,6 +54,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "ConsoleEntry",
+    "Deny",
     "Diagnostic",
     "Failure",
     "Interpreter",
@@ -58,6 +65,7 @@ __all__ = [
     "Observation",
     "OpenAIModel",
     "ParamDelta",
+    "PendingApproval",
     "Point",
     "Policy",
     "RemoteBrowserError",

@@ -50,27 +50,44 @@ __all__ = [
     "MAX_SNAPSHOT_DEPTH",
     "SELECTOR_SHORTCUTS",
     "TARGET_KINDS",
+    "WAIT_UNTIL",
     "ActionContext",
     "ActionModel",
+    "Back",
     "BrowserAction",
     "Click",
     "Close",
+    "CloseTab",
+    "ConsoleLogs",
     "Drag",
+    "Evaluate",
     "Fill",
+    "Forward",
+    "GetAttribute",
+    "GetHtml",
+    "GetText",
     "Hover",
     "Launch",
+    "ListTabs",
+    "Navigate",
+    "OpenTab",
     "Press",
     "ProfileName",
+    "Reload",
     "Resize",
+    "ScreenshotAction",
     "Scroll",
     "ScrollDown",
     "ScrollUp",
     "Select",
     "SelectorKind",
     "Snapshot",
+    "SwitchTab",
     "Target",
     "Type",
     "Upload",
+    "Wait",
+    "check_save_path",
     "check_upload_paths",
     "check_url",
     "normalize_keys",
@@ -110,6 +127,7 @@ class ActionContext:
     allow_link_local: bool = False
     profile: ProfileName = "roo"
     workspace: Path | None = None  # the session's folder: uploads come from here (or the file roots)
+    max_wait_seconds: float = 10.0  # the longest wait the model may ask for
 
     @property
     def url_policy(self) -> UrlPolicy:
@@ -779,6 +797,362 @@ class Snapshot(ActionModel):
         return s
 
 
+# -- navigation, tabs, reading the page, waits and scripts ----------------------------
+
+WAIT_UNTIL = ("load", "domcontentloaded", "networkidle", "commit")
+MAX_SCRIPT_CHARS = 20_000
+MAX_ATTRIBUTE_CHARS = 200
+MAX_HTML_DEPTH = 50
+_TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
+_TAB_RE = re.compile(r"\s*(?:[tT]\s*)?([0-9]{1,6})\s*")
+
+
+def _flag(v: object, name: str) -> object:
+    """``true``/``false`` (also yes/no, 1/0, on/off) as a bool, or a message that says so."""
+    if not isinstance(v, str):
+        return v
+    s = v.strip().lower()
+    if s in _TRUE:
+        return True
+    if s in _FALSE:
+        return False
+    raise ValueError(f"{quoted(v, 40)} is not true or false: write <{name}>true</{name}> or leave it out")
+
+
+def _whole(v: object, what: str, low: int, high: int) -> object:
+    """A whole number written as text, within ``low``..``high`` (a larger one is taken as ``high``)."""
+    if isinstance(v, str):
+        s = v.strip()
+        if not re.fullmatch(r"[-+]?[0-9]{1,9}", s):
+            raise ValueError(f"{quoted(v, 40)} is not {what}: write a whole number, such as {low + 2}")
+        v = int(s)
+    if isinstance(v, int) and not isinstance(v, bool):
+        if v < low:
+            raise ValueError(f"{what} of {v} is too small: write {low} or more")
+        return min(v, high)
+    return v
+
+
+def _no_point(target: Target | None, action: str) -> None:
+    if target is not None and target.kind == "coordinate":
+        raise ValueError(
+            f"{action} needs an element, not a point: give its <ref> from the latest snapshot or a <selector>"
+        )
+
+
+def _all_needs_selector(every: bool, target: Target | None) -> None:
+    if every and (target is None or target.kind != "selector"):
+        raise ValueError(
+            "<all>true</all> reads every match of a <selector>: add the selector, or leave <all> out"
+        )
+
+
+class Navigate(ActionModel):
+    """Open ``url`` in the current tab; ``wait_until`` says which point of the load to wait for."""
+
+    action: Literal["navigate"] = "navigate"
+    url: str
+    wait_until: Literal["load", "domcontentloaded", "networkidle", "commit"] | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, v: str, info: ValidationInfo) -> str:
+        return check_url(v.strip(), _ctx(info))
+
+    @field_validator("wait_until", mode="before")
+    @classmethod
+    def _until(cls, v: object) -> object:
+        if not isinstance(v, str):
+            return v
+        s = v.strip().lower()
+        if s not in WAIT_UNTIL:
+            raise ValueError(f"{quoted(v, 40)} is not a point to wait for: write {', '.join(WAIT_UNTIL)}")
+        return s
+
+
+class Back(ActionModel):
+    action: Literal["back"] = "back"
+
+
+class Forward(ActionModel):
+    action: Literal["forward"] = "forward"
+
+
+class Reload(ActionModel):
+    action: Literal["reload"] = "reload"
+
+
+class OpenTab(ActionModel):
+    """Open ``url`` in a new tab, which becomes the current one."""
+
+    action: Literal["open_tab"] = "open_tab"
+    url: str
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, v: str, info: ValidationInfo) -> str:
+        return check_url(v.strip(), _ctx(info))
+
+
+def _tab_id(v: object) -> object:
+    if not isinstance(v, str):
+        return v
+    m = _TAB_RE.fullmatch(v)
+    if m is None:
+        raise ValueError(f"{quoted(v, 40)} is not a tab: write a tab id as the tab list shows it, such as t2")
+    return f"t{int(m.group(1))}"
+
+
+class ListTabs(ActionModel):
+    action: Literal["list_tabs"] = "list_tabs"
+
+
+class SwitchTab(ActionModel):
+    """Make ``tab`` (``t2``) the current tab."""
+
+    action: Literal["switch_tab"] = "switch_tab"
+    tab: str
+
+    check_tab = field_validator("tab", mode="before")(_tab_id)
+
+
+class CloseTab(ActionModel):
+    """Close ``tab``, or the current tab; closing the last one ends the session."""
+
+    action: Literal["close_tab"] = "close_tab"
+    tab: str | None = None
+
+    check_tab = field_validator("tab", mode="before")(_tab_id)
+
+
+class _Reading(ActionModel):
+    """Reads the page, or a target; with ``all``, every match of a selector."""
+
+    target: Target | None = None
+    all: bool = False
+
+    @field_validator("all", mode="before")
+    @classmethod
+    def _all(cls, v: object) -> object:
+        return _flag(v, "all")
+
+    @model_validator(mode="after")
+    def _every(self) -> _Reading:
+        _all_needs_selector(self.all, self.target)
+        return self
+
+
+class GetText(_Reading):
+    """The readable, visible text (blocks on lines of their own)."""
+
+    action: Literal["get_text"] = "get_text"
+
+
+class GetHtml(_Reading):
+    """The cleaned outer HTML, ``depth`` levels deep (4 by default)."""
+
+    action: Literal["get_html"] = "get_html"
+    depth: int | None = None
+
+    @field_validator("depth", mode="before")
+    @classmethod
+    def _depth(cls, v: object) -> object:
+        return _whole(v, "a depth", 1, MAX_HTML_DEPTH)
+
+
+class GetAttribute(_Reading):
+    """The value of ``attribute`` on the target (or on every match)."""
+
+    action: Literal["get_attribute"] = "get_attribute"
+    attribute: str
+
+    @field_validator("attribute")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        s = v.strip()
+        if not s:
+            raise ValueError("no attribute named: write its name, such as href")
+        if len(s) > MAX_ATTRIBUTE_CHARS or any(c.isspace() or c in "\"'<>/=" for c in s):
+            raise ValueError(
+                f"{quoted(s, 60)} is not an attribute name; write one such as href, value or aria-label"
+            )
+        return s
+
+    @model_validator(mode="after")
+    def _needs_target(self) -> GetAttribute:
+        if self.target is None:
+            raise ValueError("get_attribute needs the element: give its <ref> or a <selector>")
+        return self
+
+
+class ConsoleLogs(ActionModel):
+    action: Literal["console_logs"] = "console_logs"
+
+
+class Wait(ActionModel):
+    """Wait for one thing: an element (``state`` visible or hidden), a ``text``, a ``url`` or ``seconds``."""
+
+    action: Literal["wait"] = "wait"
+    target: Target | None = None
+    state: Literal["visible", "hidden"] | None = None
+    text: str | None = None
+    url: str | None = None
+    seconds: float | None = None
+
+    @field_validator("state", mode="before")
+    @classmethod
+    def _state(cls, v: object) -> object:
+        if not isinstance(v, str):
+            return v
+        s = v.strip().lower()
+        if s not in ("visible", "hidden"):
+            raise ValueError(f"{quoted(v, 40)} is not a state: write visible or hidden")
+        return s
+
+    @field_validator("text", "url", mode="before")
+    @classmethod
+    def _words(cls, v: object, info: ValidationInfo) -> object:
+        if not isinstance(v, str):
+            return v
+        s = v.strip()
+        if not s:
+            raise ValueError(f"<{info.field_name}> is empty: write what to wait for, or leave it out")
+        if len(s) > MAX_SELECTOR_CHARS:
+            raise ValueError(
+                f"<{info.field_name}> is {len(s):,} characters long; at most {MAX_SELECTOR_CHARS:,}"
+            )
+        return s
+
+    @field_validator("seconds", mode="before")
+    @classmethod
+    def _seconds(cls, v: object, info: ValidationInfo) -> object:
+        bound = _ctx(info).max_wait_seconds
+        if isinstance(v, str):
+            s = v.strip().lower().removesuffix("s").strip()
+            try:
+                v = float(s)
+            except ValueError:
+                raise ValueError(
+                    f"{quoted(v, 40)} is not a number of seconds: write one such as 2 or 0.5"
+                ) from None
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            if not math.isfinite(v) or v <= 0:
+                raise ValueError(f"a wait of {v:g} seconds is not one: write a number above 0")
+            if v > bound:
+                raise ValueError(f"a wait of {v:g} seconds is too long: at most {bound:g} here")
+        return v
+
+    @model_validator(mode="after")
+    def _one(self) -> Wait:
+        given = [
+            n
+            for n, v in (
+                ("target", self.target),
+                ("text", self.text),
+                ("url", self.url),
+                ("seconds", self.seconds),
+            )
+            if v is not None
+        ]
+        if len(given) != 1:
+            what = (
+                "nothing"
+                if not given
+                else " and ".join(("a <ref> or <selector>" if g == "target" else f"<{g}>") for g in given)
+            )
+            raise ValueError(
+                "wait for exactly one thing: an element (<ref> or <selector>), a <text>, a <url>"
+                f" or <seconds>; this call gives {what}"
+            )
+        if self.state is not None and self.target is None:
+            raise ValueError("<state> goes only with the element waited for (<ref> or <selector>)")
+        _no_point(self.target, "wait")
+        return self
+
+
+class ScreenshotAction(ActionModel):
+    """A full-page or element screenshot (``png`` or ``jpeg``), saved inside the workspace with ``path``."""
+
+    action: Literal["screenshot"] = "screenshot"
+    target: Target | None = None
+    full_page: bool = False
+    format: Literal["png", "jpeg"] | None = None
+    path: Path | None = None
+
+    @field_validator("full_page", mode="before")
+    @classmethod
+    def _full(cls, v: object) -> object:
+        return _flag(v, "full_page")
+
+    @field_validator("format", mode="before")
+    @classmethod
+    def _format(cls, v: object) -> object:
+        if not isinstance(v, str):
+            return v
+        s = v.strip().lower().lstrip(".")
+        s = "jpeg" if s == "jpg" else s
+        if s not in ("png", "jpeg"):
+            raise ValueError(f"{quoted(v, 40)} is not a format: write png or jpeg")
+        return s
+
+    @field_validator("path", mode="before")
+    @classmethod
+    def _path(cls, v: object, info: ValidationInfo) -> object:
+        return check_save_path(v, _ctx(info)) if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _shape(self) -> ScreenshotAction:
+        if self.full_page and self.target is not None:
+            raise ValueError(
+                "a screenshot is of the full page or of one element: leave out <full_page> or the target"
+            )
+        if self.format is None and self.path is not None:
+            fmt = "jpeg" if self.path.suffix.lower() in (".jpg", ".jpeg") else "png"
+            object.__setattr__(self, "format", fmt)
+        return self
+
+
+def check_save_path(item: str, ctx: ActionContext) -> Path:
+    """Where a file may be saved: resolved (``..`` and links followed), inside the workspace, not a folder."""
+    s = item.strip()
+    if ctx.workspace is None:
+        raise ValueError(
+            "files can be saved only in the workspace, and this session has none: leave <path> out"
+        )
+    if not s or len(s) > _MAX_PATH or "\x00" in s:
+        raise ValueError(f"{quoted(item)} is not a file path this system can write")
+    root = ctx.workspace
+    path = Path(s) if Path(s).is_absolute() else root / s
+    try:
+        real, top = path.resolve(), root.resolve()
+    except (OSError, RuntimeError, ValueError):
+        raise ValueError(
+            f"{quoted(item)} cannot be read as a path (a loop of links, or no permission)"
+        ) from None
+    if top not in real.parents:
+        raise ValueError(f"{quoted(item)} is outside the workspace ({root}); give a path inside it")
+    if real.is_dir():
+        raise ValueError(f"{quoted(item)} is a folder; give a file name, such as page.png")
+    return real
+
+
+class Evaluate(ActionModel):
+    """Run ``script`` in the page: an expression, or a function body with ``return``."""
+
+    action: Literal["evaluate"] = "evaluate"
+    script: str
+
+    @field_validator("script")
+    @classmethod
+    def _script(cls, v: str) -> str:
+        s = v.strip()
+        if not s:
+            raise ValueError("the script is empty: write an expression, such as document.title")
+        if len(s) > MAX_SCRIPT_CHARS:
+            raise ValueError(f"the script is {len(s):,} characters long; at most {MAX_SCRIPT_CHARS:,}")
+        return s
+
+
 class ScrollDown(ActionModel):
     action: Literal["scroll_down"] = "scroll_down"
 
@@ -818,7 +1192,22 @@ BrowserAction: TypeAlias = Annotated[
     | ScrollDown
     | ScrollUp
     | Resize
-    | Close,
+    | Close
+    | Navigate
+    | Back
+    | Forward
+    | Reload
+    | OpenTab
+    | ListTabs
+    | SwitchTab
+    | CloseTab
+    | GetText
+    | GetHtml
+    | GetAttribute
+    | ConsoleLogs
+    | Wait
+    | ScreenshotAction
+    | Evaluate,
     Field(discriminator="action"),
 ]
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .approval import CATEGORIES
 from .errors import ConfigError
 from .parser import Limits
 from .protocol import Policy
@@ -64,13 +65,33 @@ class Config(BaseModel):
         20_000, ge=1_000, description="the longest snapshot shown (viewport first)"
     )
     snapshot_boxes: bool = Field(False, description="add [box=x,y,w,h] to every element of the snapshot")
-    workspace: Path | None = Field(None, description="the folder uploads may come from (besides file roots)")
+    workspace: Path | None = Field(
+        None, description="the folder uploads come from and screenshots with a path are saved in"
+    )
+    profile_dir: Path | None = Field(
+        None, description="a user data folder: the session's cookies and storage persist there"
+    )
+    max_extract_chars: int = Field(
+        10_000, ge=100, description="the most get_text, get_html, get_attribute and evaluate return"
+    )
+    max_wait_seconds: float = Field(10.0, gt=0, le=600, description="the longest wait the model may ask for")
 
     # the protocol
     policy: Policy = Field(Policy.REJECT, description="other tools while the browser is open")
     mistake_limit: int = Field(3, ge=1, description="consecutive model mistakes before the host is told")
     on_mistake_limit: Literal["flag", "raise"] = Field(
         "flag", description="set Turn.mistake_limit_reached, or raise"
+    )
+    approval: dict[str, Literal["allow", "deny", "ask"]] = Field(
+        default_factory=dict,
+        description="per category (read, navigate, input, mutate, script, session): allow, deny or ask;"
+        " unnamed categories allow, except script, which asks",
+    )
+    disabled_actions: tuple[str, ...] = Field(
+        (), description="browser actions left out of the prompt and refused"
+    )
+    max_sessions_per_interpreter: int = Field(
+        3, ge=1, description="named browser sessions one interpreter may have open at once (full profile)"
     )
 
     # what the model may ask for
@@ -115,6 +136,22 @@ class Config(BaseModel):
             UrlPolicy(allowed_origins=tuple(str(x) for x in v))  # a bad pattern raises ValueError here
         return v
 
+    @field_validator("approval", mode="before")
+    @classmethod
+    def _approval(cls, v: object) -> object:
+        if isinstance(v, Mapping):
+            unknown = sorted(str(k) for k in v if k not in CATEGORIES)
+            if unknown:
+                raise ValueError(f"unknown categories {unknown}; the categories are: {', '.join(CATEGORIES)}")
+        return v
+
+    @field_validator("disabled_actions", mode="before")
+    @classmethod
+    def _disabled(cls, v: object) -> object:
+        if isinstance(v, str):
+            return tuple(x for x in v.replace(",", " ").split() if x)
+        return v
+
     @field_validator("allowed_file_roots", "allowed_schemes", mode="before")
     @classmethod
     def _listish(cls, v: object) -> object:
@@ -135,6 +172,7 @@ class Config(BaseModel):
             allow_link_local=self.allow_link_local,
             profile=self.profile,
             workspace=self.workspace,
+            max_wait_seconds=self.max_wait_seconds,
         )
 
     def url_policy(self) -> UrlPolicy:

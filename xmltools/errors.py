@@ -10,7 +10,8 @@ misuses the API, and for failures it must hear about directly.
     XmltoolsError
      ├── UsageError              the host program misused the API
      │    ├── StreamClosedError  feed() after close() on a stream
-     │    └── ConfigError        an invalid tool, limit, template folder or setting
+     │    ├── ConfigError        an invalid tool, limit, template folder or setting
+     │    └── ApprovalError      the host's approval callback raised or answered nonsense
      ├── BrowserError            the browser could not be found, started or reached
      │    ├── BrowserNotFoundError
      │    └── RemoteBrowserError
@@ -23,6 +24,7 @@ This module imports nothing from the rest of the package.
 from __future__ import annotations
 
 __all__ = [
+    "ApprovalError",
     "BrowserError",
     "BrowserNotFoundError",
     "ConfigError",
@@ -49,6 +51,10 @@ class StreamClosedError(UsageError):
 
 class ConfigError(UsageError):
     """A tool definition, a limit, a template folder or a setting is invalid."""
+
+
+class ApprovalError(UsageError):
+    """The host's approval callback raised, or returned something other than Allow, Deny or Ask."""
 
 
 class BrowserError(XmltoolsError):

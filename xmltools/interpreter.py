@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_check
 from pydantic import BaseModel
 
 from ._loop import LoopThread
+from .approval import Allow, ApprovalPolicy, Ask, Callback, PendingApproval
 from .config import Config
-from .errors import BrowserError, MistakeLimitError, UsageError
+from .errors import BrowserError, ConfigError, MistakeLimitError, UsageError
 from .parser import Event as ParseEvent
 from .parser import StreamParser, ToolCompleted, ToolUse, parse
-from .protocol import Effect, Move, Session, State, Violation, event_for, plan_message
+from .profiles import get_profile
+from .protocol import Effect, Event, Move, Session, State, Violation, event_for, plan_message, step
 from .render import Rendered, Renderer, apply_image_budget, to_message
 from .results import Failure, Observation, Viewport
 from .tools import BROWSER_TOOL, CallError, ToolRegistry, ValidCall
@@ -69,7 +71,7 @@ class CallOutcome:
     """What became of one call of the message."""
 
     call: ToolUse
-    status: Literal["ok", "failed", "invalid", "refused", "not_run"]
+    status: Literal["ok", "failed", "invalid", "refused", "denied", "pending", "not_run"]
     tool: str
     action: str | None = None
     observation: Observation | None = None
@@ -98,6 +100,8 @@ class Turn:
     idle_closed: bool = False
     too_large: bool = False  # the message passed max_message_chars: the model is told, as a mistake
     notes: list[str] = field(default_factory=list)  # rendered notes that belong to no single call
+    # a call the approval policy holds for the host: answer with approve() or deny()
+    approval_required: PendingApproval | None = None
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -142,10 +146,17 @@ class AsyncInterpreter:
         browser: BrowserLike | None = None,
         clock: Callable[[], float] = time.monotonic,
         pool: BrowserPool | None = None,
+        approver: Callback | None = None,
     ) -> None:
         self.config = config or Config()
         self.pool = pool  # None: the process-wide pool
-        self.registry = registry or ToolRegistry(profile=self.config.profile)
+        self.registry = registry or _registry(self.config)
+        off = set(self.config.disabled_actions) & set(self.registry.actions if self.registry.browser else ())
+        if off:
+            raise ConfigError(f"the registry given offers the disabled actions {sorted(off)}")
+        self.approval = ApprovalPolicy(self.config.approval, approver)
+        self._held: _Held | None = None
+        self._pending: PendingApproval | None = None
         self.renderer = renderer or Renderer(self.config.templates, policy=self.config.policy)
         self.session = Session(
             policy=self.config.policy,
@@ -188,6 +199,9 @@ class AsyncInterpreter:
             file_urls=files,
             observe=c.observe,
             upload_folders=c.action_context().upload_roots,
+            workspace=c.workspace is not None,
+            max_wait_seconds=c.max_wait_seconds,
+            script_rule=self.approval.rules["script"],
         )
 
     def trim_history(self, messages: list[dict[str, Any]]) -> int:
@@ -221,6 +235,7 @@ class AsyncInterpreter:
 
     async def _interpret(self, text: str, blocks: list[Any], *, cut: bool) -> Turn:
         now = self._clock()
+        self._held = None  # a new message: a call still waiting for approval is dropped
         parts: list[Rendered] = []
         too_large = _too_large(blocks)
         if too_large:  # the history keeps what was read, as it does for a stream
@@ -272,6 +287,9 @@ class AsyncInterpreter:
         if plan.run is not None:
             outcome, rendered, ok = await self._run_call(plan.run, turn)
             turn.outcomes.append(replace(outcome, text="\n\n".join(p.text for p in rendered)))
+            if outcome.status == "pending" and self._pending is not None:
+                turn.approval_required = self._pending
+                self._held = _Held(self._pending, turn, len(parts), mistake)
             parts.extend(rendered)
             ran_name = plan.run.name if outcome.status in ("ok", "failed") else None
             if outcome.status in ("invalid", "refused") or _wrong_target(outcome):
@@ -310,6 +328,7 @@ class AsyncInterpreter:
         return turn
 
     async def _run_call(self, call: ToolUse, turn: Turn) -> tuple[CallOutcome, list[Rendered], bool]:
+        self._pending = None
         ctx = self.config.action_context(self.viewport)
         checked = self.registry.validate(call, ctx)
         if isinstance(checked, CallError):
@@ -319,11 +338,53 @@ class AsyncInterpreter:
                 False,
             )
         action = checked.action
-        move = self.session.apply(event_for(call.name, action))
-        if isinstance(move, Violation):
+        event = event_for(call.name, action)
+        if isinstance(step(self.session.state, event, self.session.policy), Violation):
+            move = self.session.apply(event)  # recorded; the state stays as it was
+            assert isinstance(move, Violation)
             return (
                 CallOutcome(call, "refused", call.name, action, violation=move.code),
                 [self.renderer.violation(move, call.name, action)],
+                False,
+            )
+        held = await self._approve_or_hold(call, checked)
+        if held is not None:
+            return held
+        return await self._execute(call, checked, event, turn)
+
+    async def _approve_or_hold(
+        self, call: ToolUse, checked: ValidCall
+    ) -> tuple[CallOutcome, list[Rendered], bool] | None:
+        """None when the call may run; otherwise what the model reads of a denial or of a held call."""
+        action = checked.action
+        host = self.registry.get(call.name)
+        category = self.approval.category_of(call.name, action, host.category if host else None)
+        if category is None:
+            return None
+        decision = await self.approval.decide(checked, call.name, action, category)
+        if isinstance(decision, Allow):
+            return None
+        if isinstance(decision, Ask):
+            self._pending = PendingApproval(call, call.name, action, category, decision.prompt)
+            return (
+                CallOutcome(call, "pending", call.name, action),
+                [self.renderer.approval_required(call.name, action, decision.prompt)],
+                False,
+            )
+        return (
+            CallOutcome(call, "denied", call.name, action, violation="denied"),
+            [self.renderer.denied(call.name, action, decision.reason)],
+            False,
+        )
+
+    async def _execute(
+        self, call: ToolUse, checked: ValidCall, event: Event, turn: Turn
+    ) -> tuple[CallOutcome, list[Rendered], bool]:
+        move = self.session.apply(event)
+        if isinstance(move, Violation):  # the state changed since the call was held
+            return (
+                CallOutcome(call, "refused", call.name, checked.action, violation=move.code),
+                [self.renderer.violation(move, call.name, checked.action)],
                 False,
             )
         parts: list[Rendered] = []
@@ -336,6 +397,62 @@ class AsyncInterpreter:
         else:
             outcome, rendered, ok = await self._run_host(call, checked, turn)
         return outcome, parts + rendered, ok
+
+    # -- the host's answer to a held call -------------------------------------------------
+
+    async def approve(self, pending: PendingApproval | ToolUse) -> Turn:
+        """Run the call held for approval; the returned Turn replaces the one that held it."""
+        held = self._take(pending)
+        call = held.pending.call
+        turn = replace(held.turn, approval_required=None)
+        checked = self.registry.validate(call, self.config.action_context(self.viewport))
+        if isinstance(checked, CallError):  # the viewport changed under a coordinate, say
+            outcome = CallOutcome(call, "invalid", call.name, _action_of(call), error=checked)
+            return self._answered(held, turn, outcome, [self.renderer.call_error(checked)], ok=False)
+        outcome, rendered, ok = await self._execute(call, checked, event_for(call.name, checked.action), turn)
+        return self._answered(held, turn, outcome, rendered, ok=ok)
+
+    async def deny(
+        self, pending: PendingApproval | ToolUse, reason: str = "the user did not approve it"
+    ) -> Turn:
+        """Refuse the call held for approval; the returned Turn replaces the one that held it."""
+        if not isinstance(reason, str) or not reason.strip():
+            raise UsageError("deny() needs a reason the model can read")
+        held = self._take(pending)
+        p = held.pending
+        outcome = CallOutcome(p.call, "denied", p.tool, p.action, violation="denied")
+        turn = replace(held.turn, approval_required=None)
+        return self._answered(held, turn, outcome, [self.renderer.denied(p.tool, p.action, reason)], ok=False)
+
+    def _take(self, pending: PendingApproval | ToolUse) -> _Held:
+        held = self._held
+        if held is None:
+            raise UsageError(
+                "no call is waiting for approval (a newer message, or an earlier answer, ended the wait)"
+            )
+        if pending is not held.pending and pending is not held.pending.call and pending != held.pending:
+            raise UsageError("that call is not the one waiting for approval")
+        self._held = None
+        return held
+
+    def _answered(
+        self, held: _Held, turn: Turn, outcome: CallOutcome, rendered: list[Rendered], *, ok: bool
+    ) -> Turn:
+        parts = list(held.turn.parts)
+        parts[held.index : held.index + 1] = rendered
+        text = "\n\n".join(p.text for p in rendered)
+        turn.outcomes = [
+            replace(outcome, text=text) if o.status == "pending" else o for o in held.turn.outcomes
+        ]
+        if outcome.status in ("invalid", "refused") or _wrong_target(outcome):
+            self.session.mistake()
+        elif ok and not held.mistake:
+            self.session.success()
+        turn.parts = parts
+        turn.state = self.session.state
+        turn.mistakes = self.session.mistakes
+        turn.result = to_message(parts, self.config.shape) if parts else None
+        return turn
 
     async def _run_browser(
         self, call: ToolUse, checked: ValidCall, move: Move
@@ -359,7 +476,9 @@ class AsyncInterpreter:
                 [self._capped(self.renderer.browser_failure(action, result))],
                 False,
             )
-        if result is None:  # close
+        if result is None:  # close, or close_tab of the last tab
+            if not browser.is_open:
+                self.session.browser_lost()
             return CallOutcome(call, "ok", call.name, action), [self.renderer.close_result()], True
         return (
             CallOutcome(call, "ok", call.name, action, observation=result),
@@ -449,6 +568,30 @@ class TurnStream:
         return await self._interp._interpret(text, blocks, cut=cut)
 
 
+@dataclass(frozen=True)
+class _Held:
+    """A call waiting for the host: its turn, where its part stands, and whether that turn was a mistake."""
+
+    pending: PendingApproval
+    turn: Turn
+    index: int
+    mistake: bool
+
+
+def _registry(config: Config) -> ToolRegistry:
+    """The interpreter's own registry: the profile's actions, less the disabled ones."""
+    profile = get_profile(config.profile)
+    unknown = [a for a in config.disabled_actions if a not in profile.actions]
+    if unknown:
+        raise ConfigError(
+            f"disabled_actions names {unknown}, which the {profile.name} profile does not have;"
+            f" its actions are: {', '.join(profile.names)}"
+        )
+    return ToolRegistry(
+        profile=profile.name, actions=[a for a in profile.names if a not in config.disabled_actions]
+    )
+
+
 def _too_large(blocks: list[Any]) -> bool:
     """The parser marks a message past ``max_message_chars`` with a diagnostic on its last block."""
     last = blocks[-1] if blocks else None
@@ -491,10 +634,17 @@ class Interpreter:
         browser: BrowserLike | None = None,
         clock: Callable[[], float] = time.monotonic,
         pool: BrowserPool | None = None,
+        approver: Callback | None = None,
     ) -> None:
         self._loop = LoopThread("xmltools-interpreter")
         self.core = AsyncInterpreter(
-            config, registry=registry, renderer=renderer, browser=browser, clock=clock, pool=pool
+            config,
+            registry=registry,
+            renderer=renderer,
+            browser=browser,
+            clock=clock,
+            pool=pool,
+            approver=approver,
         )
 
     def _call(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -529,6 +679,14 @@ class Interpreter:
 
     def stream(self) -> SyncTurnStream:
         return SyncTurnStream(self, self.core.stream())
+
+    def approve(self, pending: PendingApproval | ToolUse) -> Turn:
+        """Run the call held for approval (see :meth:`AsyncInterpreter.approve`)."""
+        return self._call(self.core.approve(pending))
+
+    def deny(self, pending: PendingApproval | ToolUse, reason: str = "the user did not approve it") -> Turn:
+        """Refuse the call held for approval (see :meth:`AsyncInterpreter.deny`)."""
+        return self._call(self.core.deny(pending, reason))
 
     def close(self) -> None:
         try:

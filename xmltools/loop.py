@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ._loop import run_sync
+from .approval import PendingApproval
 from .config import Config
 from .errors import ModelError, UsageError
 from .interpreter import AsyncInterpreter, Turn
@@ -37,7 +38,9 @@ __all__ = [
     "turn_line",
 ]
 
-StopReason = Literal["no_tool", "completed", "mistake_limit", "max_turns"]
+StopReason = Literal["no_tool", "completed", "mistake_limit", "max_turns", "approval_required"]
+# the host's answer to a call held for approval: True runs it, False or a reason refuses it
+Approver = Callable[[PendingApproval], "bool | str | Awaitable[bool | str]"]
 Model = Callable[[list[dict[str, Any]]], Any]
 
 
@@ -246,8 +249,17 @@ async def arun_loop(
     max_turns: int = 20,
     stop_on_no_tool: bool = True,
     on_event: Callable[[LoopEvent], Any] | None = None,
+    on_approval: Approver | None = None,
 ) -> LoopResult:
     """Run the loop until the model stops using tools, completes, errs too often, or runs out of turns.
+
+    A call the approval policy holds goes to ``on_approval``: True runs it,
+    False or a reason refuses it, and the loop goes on.  Without it the loop
+    stops (``"approval_required"``) with the held call in the last turn's
+    ``approval_required`` and the assistant message last in the history; answer
+    with ``interpreter.approve()`` or ``deny()``, append the returned turn's
+    ``result``, and run the loop again on that history with the same interpreter
+    (pass ``interpreter=``: the loop closes an interpreter of its own when it returns).
 
     The history passed in is copied; the result holds the full history.  If
     the model fails (an HTTP error, a dropped connection), :class:`ModelError`
@@ -287,8 +299,26 @@ async def arun_loop(
             if not isinstance(model, OpenAIModel):
                 result.usage.calls += 1
             turn = await stream.finish(stopped=stopped)
+            held = turn.approval_required
+            if held is not None and on_approval is not None:
+                answer = on_approval(held)
+                if isinstance(answer, Awaitable):
+                    answer = await answer
+                if answer is True:
+                    turn = await interp.approve(held)
+                else:
+                    reason = (
+                        answer
+                        if isinstance(answer, str) and answer.strip()
+                        else "the user did not approve it"
+                    )
+                    turn = await interp.deny(held, reason)
             result.turns.append(turn)
             history.append(turn.assistant)
+            if turn.approval_required is not None:
+                result.stop_reason = "approval_required"
+                await emit(LoopEvent("turn", index, turn))
+                break
             await emit(LoopEvent("turn", index, turn))
             if not turn.used_tool and not turn.too_large:  # a message too long to read is answered
                 if stop_on_no_tool:
@@ -327,6 +357,7 @@ def run_loop(
     stop_on_no_tool: bool = True,
     on_event: Callable[[LoopEvent], Any] | None = None,
     interpreter: AsyncInterpreter | None = None,
+    on_approval: Approver | None = None,
 ) -> LoopResult:
     """The synchronous form of :func:`arun_loop` (works inside a running event loop too)."""
     return run_sync(
@@ -338,5 +369,6 @@ def run_loop(
             max_turns=max_turns,
             stop_on_no_tool=stop_on_no_tool,
             on_event=on_event,
+            on_approval=on_approval,
         )
     )

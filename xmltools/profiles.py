@@ -4,9 +4,12 @@
   coordinates only, exactly as they have always been written here (the same
   parameters, the same messages, the same system prompt).
 - ``full``: targets by ``coordinate``, ``ref`` (from the latest snapshot) or
-  ``selector`` (with ``frame``), and the element and form actions ``fill``,
-  ``select``, ``drag``, ``upload``, ``scroll`` and ``snapshot`` besides the
-  classic ones.
+  ``selector`` (with ``frame``); the element and form actions ``fill``,
+  ``select``, ``drag``, ``upload``, ``scroll`` and ``snapshot``; navigation
+  and tabs (``navigate``, ``back``, ``forward``, ``reload``, ``open_tab``,
+  ``list_tabs``, ``switch_tab``, ``close_tab``); reading the page
+  (``get_text``, ``get_html``, ``get_attribute``, ``console_logs``,
+  ``screenshot``); ``wait`` and ``evaluate``; and the classic ones.
 
 A profile maps each action name to an :class:`ActionForm`: the canonical
 model (:mod:`xmltools.actions`), the parameters it takes, those it needs, how
@@ -26,22 +29,37 @@ from typing import Literal
 from .actions import (
     TARGET_KINDS,
     ActionModel,
+    Back,
     Click,
     Close,
+    CloseTab,
+    ConsoleLogs,
     Drag,
+    Evaluate,
     Fill,
+    Forward,
+    GetAttribute,
+    GetHtml,
+    GetText,
     Hover,
     Launch,
+    ListTabs,
+    Navigate,
+    OpenTab,
     Press,
     ProfileName,
+    Reload,
     Resize,
+    ScreenshotAction,
     Scroll,
     ScrollDown,
     ScrollUp,
     Select,
     Snapshot,
+    SwitchTab,
     Type,
     Upload,
+    Wait,
     target_problem,
 )
 from .errors import ConfigError
@@ -89,7 +107,7 @@ class ActionForm:
     def example_params(self, kind: str | None = None) -> dict[str, str]:
         """The example's parameters, with its target written as ``kind`` (coordinate, ref or selector)."""
         params = dict(self.example)
-        if self.target is None or kind not in TARGET_KINDS or kind in params:
+        if self.target is None or kind not in TARGET_KINDS or kind in params or kind not in self.params:
             return params
         written = [k for k in TARGET_KINDS if k in params]
         shown = self.selector_example if kind == "selector" else _TARGET_EXAMPLES[kind]
@@ -215,6 +233,56 @@ FULL = Profile(
             "scroll_down": _classic(ScrollDown),
             "scroll_up": _classic(ScrollUp),
             "resize": _classic(Resize),
+            "navigate": ActionForm(
+                Navigate, ("url", "wait_until"), ("url",), example={"url": "http://localhost:3000/cart"}
+            ),
+            "back": ActionForm(Back),
+            "forward": ActionForm(Forward),
+            "reload": ActionForm(Reload),
+            "open_tab": ActionForm(
+                OpenTab, ("url",), ("url",), example={"url": "http://localhost:3000/help"}
+            ),
+            "list_tabs": ActionForm(ListTabs),
+            "switch_tab": ActionForm(SwitchTab, ("tab",), ("tab",), example={"tab": "t2"}),
+            "close_tab": ActionForm(CloseTab, ("tab",), example={"tab": "t2"}),
+            "get_text": ActionForm(
+                GetText,
+                (*_T, "all"),
+                target="optional",
+                example={"selector": "main"},
+                selector_example="main",
+            ),
+            "get_html": ActionForm(
+                GetHtml,
+                (*_T, "depth", "all"),
+                target="optional",
+                example={"selector": "form", "depth": "3"},
+                selector_example="form",
+            ),
+            "get_attribute": ActionForm(
+                GetAttribute,
+                (*_T, "attribute", "all"),
+                ("attribute",),
+                target="required",
+                example={"ref": "e12", "attribute": "href"},
+                selector_example="a.download",
+            ),
+            "console_logs": ActionForm(ConsoleLogs),
+            "wait": ActionForm(
+                Wait,
+                ("ref", "selector", "frame", "state", "text", "url", "seconds"),
+                target="optional",
+                example={"selector": "#results"},
+                selector_example="#results",
+            ),
+            "screenshot": ActionForm(
+                ScreenshotAction,
+                (*_T, "full_page", "format", "path"),
+                target="optional",
+                example={"ref": "e12"},
+                selector_example="#chart",
+            ),
+            "evaluate": ActionForm(Evaluate, ("script",), ("script",), example={"script": "document.title"}),
             "close": _classic(Close),
         }
     ),
@@ -237,6 +305,15 @@ FULL = Profile(
             "to_ref",
             "to_selector",
             "size",
+            "wait_until",
+            "tab",
+            "all",
+            "attribute",
+            "state",
+            "seconds",
+            "full_page",
+            "format",
+            "script",
         ),
         frozenset({"text"}),
     ),

@@ -140,13 +140,18 @@ class Renderer:
         file_urls: bool = False,
         observe: Observe = "screenshot",
         upload_folders: Sequence[str | Path] = (),
+        workspace: bool = False,
+        max_wait_seconds: float = 10.0,
+        script_rule: str = "ask",
     ) -> str:
         """The tools' sections of a system prompt: browser_action (if enabled), then each host tool.
 
         The browser's section is the registry's profile's template (roo or full),
         listing only the actions the registry offers; ``observe`` says what each
         result will show (a screenshot, the snapshot as text, or both), and
-        ``upload_folders`` where the files of ``upload`` may come from.
+        ``upload_folders`` where the files of ``upload`` may come from;
+        ``workspace`` whether screenshots can be saved, ``max_wait_seconds`` the
+        longest wait, and ``script_rule`` the approval rule of ``evaluate``.
         """
         registry = registry or ToolRegistry()
         parts: list[str] = []
@@ -159,6 +164,9 @@ class Renderer:
                     file_urls=file_urls,
                     observe=observe,
                     upload_folders=[str(f) for f in upload_folders],
+                    workspace=workspace,
+                    max_wait_seconds=f"{max_wait_seconds:g}",
+                    script_rule=script_rule,
                 )
             )
         for t in registry.host_tools:
@@ -189,6 +197,24 @@ class Renderer:
             "error",
             self.render(
                 "error/protocol.j2", violation=violation.code, called=called, action=action or called
+            ),
+        )
+
+    def denied(self, tool: str, action: str | None, reason: str) -> Rendered:
+        """A call the approval policy refused: "denied by policy: <reason>"."""
+        return Rendered(
+            "error",
+            self.render(
+                "error/approval.j2", answer="denied", what=_what(tool, action), reason=shorten(reason, 500)
+            ),
+        )
+
+    def approval_required(self, tool: str, action: str | None, prompt: str) -> Rendered:
+        """A call held for the host's answer: "approval required: <prompt>"."""
+        return Rendered(
+            "error",
+            self.render(
+                "error/approval.j2", answer="ask", what=_what(tool, action), prompt=shorten(prompt, 500)
             ),
         )
 
@@ -271,6 +297,10 @@ def render_html(template: str, **context: Any) -> str:
         lstrip_blocks=True,
     )
     return env.get_template(template).render(**context)
+
+
+def _what(tool: str, action: str | None) -> str:
+    return f"{action} action" if action else f"<{tool}> call"
 
 
 def _count(n: int) -> str:

@@ -46,6 +46,7 @@ from .actions import (
     parse_size,
     selector_kind,
 )
+from .approval import CATEGORIES
 from .errors import ConfigError
 from .parser import ToolSyntax, ToolUse, Vocabulary
 from .profiles import ROO, Profile, get_profile
@@ -116,6 +117,7 @@ class Tool:
     The handler receives the validated model and returns text (or anything with
     a useful ``str``); it may be async.  ``raw`` names free-text parameters
     (kept verbatim, as ``text`` is).  A ``completes`` tool ends the chat loop.
+    ``category`` puts the tool under the approval policy (:mod:`xmltools.approval`).
     """
 
     name: str
@@ -125,8 +127,14 @@ class Tool:
     template: str = "system/tool.j2"
     raw: frozenset[str] = frozenset()
     completes: bool = False
+    category: str | None = None  # an approval category (read, navigate, …); None: not gated
 
     def __post_init__(self) -> None:
+        if self.category is not None and self.category not in CATEGORIES:
+            raise ConfigError(
+                f"tool {self.name!r}: {self.category!r} is not a category; the categories are:"
+                f" {', '.join(CATEGORIES)}"
+            )
         if self.name == BROWSER_TOOL:
             raise ConfigError(f"{BROWSER_TOOL!r} is built in; give your tool another name")
         if not (isinstance(self.params, type) and issubclass(self.params, BaseModel)):
@@ -244,6 +252,7 @@ class ToolRegistry:
         description: str = "",
         raw: Iterable[str] = (),
         completes: bool = False,
+        category: str | None = None,
     ) -> Callable[[Handler], Handler]:
         """Decorator form of :meth:`register`: the function's name is the tool's name by default."""
 
@@ -256,6 +265,7 @@ class ToolRegistry:
                     description or (fn.__doc__ or "").strip(),
                     raw=frozenset(raw),
                     completes=completes,
+                    category=category,
                 )
             )
             return fn

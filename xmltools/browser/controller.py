@@ -3,8 +3,11 @@
 This package is the only place that imports Playwright.  A
 :class:`BrowserSession` is one isolated ``BrowserContext`` taken from a
 :class:`~xmltools.browser.pool.BrowserPool` (the process-wide one unless the
-host passes its own).  Every public coroutine runs on the pool's event loop,
-so a session may be used from any loop or thread.
+host passes its own); with ``profile_dir`` set it is a persistent context on
+that folder instead, whose cookies and storage outlive the session.  Every
+public coroutine runs on the pool's event loop, so a session may be used from
+any loop or thread.  With ``idle_timeout`` set, a session left unused that
+long closes itself, and its next action says so.
 
 Honesty rules:
 
@@ -123,12 +126,21 @@ class BrowserConfig:
     max_extract_chars: int = 10_000  # what get_text, get_html and get_attribute return at most
     max_wait_seconds: float = 10.0  # the longest wait the model may ask for
     workspace: Path | None = None  # where screenshots with a path are saved
+    profile_dir: Path | None = None  # a user data folder (local only): cookies and storage persist there
+    idle_timeout: float | None = None  # close the session after this many seconds unused; None: never
 
     def __post_init__(self) -> None:
         if not 0 <= self.screenshot_quality <= 100:
             raise ConfigError("screenshot_quality must be 0 to 100")
         if self.device_scale_factor <= 0:
             raise ConfigError("device_scale_factor must be positive")
+        if self.idle_timeout is not None and self.idle_timeout <= 0:
+            raise ConfigError("idle_timeout must be positive (or None for no timeout)")
+        if self.profile_dir is not None and self.remote:
+            raise ConfigError(
+                "profile_dir needs a local browser: a remote browser keeps its own profile, so leave"
+                " remote unset or drop profile_dir"
+            )
 
     @classmethod
     def from_config(cls, c: Config) -> BrowserConfig:
@@ -160,7 +172,11 @@ class BrowserConfig:
             observe=c.observe,
             max_snapshot_chars=c.max_snapshot_chars,
             snapshot_boxes=c.snapshot_boxes,
+            max_extract_chars=c.max_extract_chars,
+            max_wait_seconds=c.max_wait_seconds,
             workspace=c.workspace,
+            profile_dir=c.profile_dir,
+            idle_timeout=c.idle_timeout,
         )
 
     @property
@@ -251,6 +267,10 @@ class BrowserSession:
         self._last_url: str | None = None
         self._scratch: Page | None = None
         self._scratch_ctx: BrowserContext | None = None
+        self._busy = 0  # public calls running now: the idle timer never closes the session under one
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._idle_task: asyncio.Task[Any] | None = None
+        self._idle_closed: float | None = None  # the idle_timeout that closed the session, until relaunch
 
     # -- running on the pool's loop ----------------------------------------------------
 
@@ -278,7 +298,7 @@ class BrowserSession:
         async def body() -> T:
             return await fn(self._require_page())
 
-        return await self._on_pool(body())
+        return await self._on_pool(self._using(body()))
 
     async def browser_pid(self) -> int | None:
         """The process id of the local browser behind this session (None when not local or closed)."""
@@ -303,7 +323,12 @@ class BrowserSession:
 
     async def close(self) -> Failure | None:
         """Close this session's context (bounded).  Returns a Failure if the browser had gone."""
-        return await self._on_pool(self._close())
+
+        async def body() -> Failure | None:
+            self._idle_closed = None
+            return await self._close()
+
+        return await self._on_pool(body())
 
     async def _close(self) -> Failure | None:
         failure: Failure | None = None
@@ -321,6 +346,7 @@ class BrowserSession:
         """Forget everything of this session and give its context back.  Safe to call more than once."""
         for task in list(self._tasks):
             task.cancel()
+        self._disarm_idle()
         ctx, scratch = self._context, self._scratch_ctx
         self._context = self._scratch_ctx = None
         self._page = self._cdp = self._scratch = None
@@ -344,7 +370,66 @@ class BrowserSession:
 
     async def shutdown(self) -> None:
         """Close the session.  The pool (and its browser) stays for other sessions.  Idempotent."""
-        await self._on_pool(self._drop())
+
+        async def body() -> None:
+            self._idle_closed = None
+            await self._drop()
+
+        await self._on_pool(body())
+
+    # -- closing when unused (all on the pool's loop) -----------------------------------------------
+
+    async def _using(self, aw: Awaitable[T]) -> T:
+        """Await one public call, with the idle timer held off while it runs and armed again after it."""
+        self._busy += 1
+        try:
+            return await aw
+        finally:
+            self._busy -= 1
+            if not self._busy:
+                self._arm_idle()
+
+    async def _action(self, coro: Coroutine[Any, Any, T]) -> T | Failure:
+        """One public action; on a session closed for being unused, the Failure that says so."""
+        if self._idle_closed is not None and self._page is None:
+            coro.close()
+            return Failure(
+                kind="closed",
+                message=f"the browser was closed after {self._idle_closed:g} s unused;"
+                " launch it again to go on.",
+                browser_closed=True,
+                last_url=self._last_url,
+            )
+        return await self._using(coro)
+
+    def _arm_idle(self) -> None:
+        """(Re)start the idle timer, when there is one and something of the session is open."""
+        self._disarm_idle()
+        seconds = self.config.idle_timeout
+        if seconds is None or (self._context is None and self._scratch_ctx is None):
+            return
+        self._idle_timer = asyncio.get_running_loop().call_later(seconds, self._on_idle)
+
+    def _disarm_idle(self) -> None:
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+
+    def _on_idle(self) -> None:
+        self._idle_timer = None
+        if self._busy:
+            self._arm_idle()  # a long action is still running: it is not idleness
+            return
+        if self._idle_task is None or self._idle_task.done():
+            # kept apart from self._tasks, which closing cancels
+            self._idle_task = asyncio.ensure_future(self._close_idle())
+            self._idle_task.add_done_callback(_forget)
+
+    async def _close_idle(self) -> None:
+        if self._busy or (self._context is None and self._scratch_ctx is None):
+            return
+        self._idle_closed = self.config.idle_timeout
+        await self._close()  # exactly what close() does: the context and its pool slot go back
 
     # -- events (all on the pool's loop) -----------------------------------------------------
 
@@ -957,11 +1042,11 @@ class BrowserSession:
         )
 
     async def observe(self, extra_notes: list[str] | None = None) -> Observation:
-        return await self._on_pool(self._observe(extra_notes))
+        return await self._on_pool(self._using(self._observe(extra_notes)))
 
     async def similarity(self, a: Screenshot, b: Screenshot) -> float:
         """How alike two screenshots are, from 0 to 1, decoded by the browser in a scratch context."""
-        return await self._on_pool(self._similarity(a, b))
+        return await self._on_pool(self._using(self._similarity(a, b)))
 
     async def _similarity(self, a: Screenshot, b: Screenshot) -> float:
         if self._scratch is None or self._scratch.is_closed():
@@ -1074,21 +1159,24 @@ class BrowserSession:
         Raises :class:`~xmltools.errors.BrowserError` when the browser cannot be
         found, started or reached: that is the host's problem, not the model's.
         """
-        return await self._on_pool(self._launch(url))
+        return await self._on_pool(self._using(self._launch(url)))
 
     async def _launch(self, url: str) -> Observation | Failure:
         await self._drop()
+        self._idle_closed = None
         c = self.config
         t = c.timeouts
         self._crashed = self._disconnected = False
+        options: dict[str, Any] = {
+            "viewport": {"width": self.viewport.width, "height": self.viewport.height},
+            "device_scale_factor": c.device_scale_factor,
+            "accept_downloads": True,
+        }
         try:
-            ctx = await self.pool.new_context(
-                c.backends,
-                t.launch,
-                viewport={"width": self.viewport.width, "height": self.viewport.height},
-                device_scale_factor=c.device_scale_factor,
-                accept_downloads=True,
-            )
+            if c.profile_dir is not None:
+                ctx = await self.pool.persistent_context(c.backends, c.profile_dir, t.launch, **options)
+            else:
+                ctx = await self.pool.new_context(c.backends, t.launch, **options)
         except PoolFullError as e:
             return Failure(kind="launch", message=f"no browser session is free: {e}.", browser_closed=True)
         self._context = ctx
@@ -1102,11 +1190,15 @@ class BrowserSession:
                 if c.url_policy.restricts_requests:
                     await ctx.route("**/*", self._route)
                 ctx.on("page", self._on_context_page)
-                self._opening = True
-                try:
-                    page = await ctx.new_page()
-                finally:
-                    self._opening = False
+                first = [p for p in ctx.pages if not p.is_closed()]  # a persistent context opens with one
+                if first:
+                    page = first[0]
+                else:
+                    self._opening = True
+                    try:
+                        page = await ctx.new_page()
+                    finally:
+                        self._opening = False
                 await self._use_page(page)
         except (TimeoutError, PlaywrightError) as e:
             await self._drop()
@@ -1200,28 +1292,28 @@ class BrowserSession:
         return ([] if what == "page" else [f"scrolled {what}, the part under the mouse"]), None
 
     async def click(self, p: Point) -> Observation | Failure:
-        return await self._on_pool(self._run("click", lambda: self._click_body(p)))
+        return await self._on_pool(self._action(self._run("click", lambda: self._click_body(p))))
 
     async def hover(self, p: Point) -> Observation | Failure:
-        return await self._on_pool(self._run("hover", lambda: self._hover_body(p)))
+        return await self._on_pool(self._action(self._run("hover", lambda: self._hover_body(p))))
 
     async def type(self, text: str) -> Observation | Failure:
         async def body() -> tuple[list[str], str | None]:
             await self._type_text(self._require_page(), text)
             return [], None
 
-        return await self._on_pool(self._run("type", body))
+        return await self._on_pool(self._action(self._run("type", body)))
 
     async def press(self, keys: str) -> Observation | Failure:
         async def body() -> tuple[list[str], str | None]:
             await self._input(self._require_page().keyboard.press(keys), self.config.timeouts.action)
             return [], None
 
-        return await self._on_pool(self._run("press", body))
+        return await self._on_pool(self._action(self._run("press", body)))
 
     async def scroll(self, direction: Literal["up", "down", "left", "right"]) -> Observation | Failure:
         name = f"scroll_{direction}" if direction in ("up", "down") else "scroll"
-        return await self._on_pool(self._run(name, lambda: self._scroll_body(direction)))
+        return await self._on_pool(self._action(self._run(name, lambda: self._scroll_body(direction))))
 
     async def resize(self, size: Viewport) -> Observation | Failure:
         async def body() -> tuple[list[str], str | None]:
@@ -1233,7 +1325,7 @@ class BrowserSession:
             self.viewport = size
             return [], None
 
-        return await self._on_pool(self._run("resize", body))
+        return await self._on_pool(self._action(self._run("resize", body)))
 
     # -- element targets (the full profile) ---------------------------------------------------
 
@@ -1287,7 +1379,7 @@ class BrowserSession:
 
     async def act(self, action: Any) -> Observation | Failure:
         """Run one of the full profile's element actions (a typed action from :mod:`xmltools.tools`)."""
-        return await self._on_pool(self._act(action))
+        return await self._on_pool(self._action(self._act(action)))
 
     async def _act(self, action: Any) -> Observation | Failure:
         name = str(action.action)
@@ -1463,7 +1555,7 @@ class BrowserSession:
 
     async def close_tab(self, tab_id: str | None = None) -> Observation | Failure | None:
         """Close a tab (the current one by default).  Closing the last tab ends the session: None."""
-        return await self._on_pool(self._close_tab(tab_id))
+        return await self._on_pool(self._action(self._close_tab(tab_id)))
 
     async def _close_tab(self, tab_id: str | None) -> Observation | Failure | None:
         if self._page is None:
@@ -1516,6 +1608,13 @@ class BrowserSession:
             raise _Navigation(f"the page sent no answer within {t.navigation:g} s.") from e
         if response is None and name in ("back", "forward") and page.url == before and not self._navigating:
             return [f"there is no page to go {name} to in this tab's history"], None
+        if name == "back" and page.url == "about:blank" and before != "about:blank":
+            # the blank page a new tab starts on is not a page the model visited: step over it again
+            with contextlib.suppress(PlaywrightError, _Hung):
+                await self._bounded(
+                    page.go_forward(wait_until=until, timeout=t.navigation * 1000), t.navigation + 1
+                )
+            return ["there is no page to go back to in this tab's history"], None
         return [], None
 
     async def _extract(self, name: str, target: Any, action: Any) -> str:

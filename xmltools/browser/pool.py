@@ -11,14 +11,24 @@ A :class:`BrowserPool` owns a Playwright instance and, lazily, one browser per
   run-server``, a browser grid), any other ``ws://`` or ``wss://`` URL.
 
 Each session gets a fresh ``BrowserContext`` (cookies, storage, downloads of
-its own).  A pool runs on an event loop of its own, in a daemon thread, so one
-pool can serve interpreters on any loop or thread; every public coroutine may
-be awaited from anywhere.  :func:`default_pool` is the process-wide pool,
-made on first use and closed at exit.
+its own), and nothing of it persists.  A session given a profile folder
+(``profile_dir``) gets a persistent context instead
+(:meth:`BrowserPool.persistent_context`): a local Chromium of its own, started
+on that user data directory, which keeps the cookies and storage for the next
+session on the same folder.  Only the local backend can do this, and one
+folder serves one open session at a time.  A persistent context takes a
+session slot like any other, and releasing it stops its browser.
+
+A pool runs on an event loop of its own, in a daemon thread, so one pool can
+serve interpreters on any loop or thread; every public coroutine may be
+awaited from anywhere.  :func:`default_pool` is the process-wide pool, made on
+first use and closed at exit.
 
 All of start-up (launching or connecting, and making the context) is bounded
 by ``launch_timeout``; a session that waits for a free slot waits within the
-same bound.
+same bound.  The pool never closes a session by itself: a session with an
+``idle_timeout`` gives its context (and its slot) back after that long unused,
+through :meth:`BrowserPool.release`, from a timer on the pool's loop.
 """
 
 from __future__ import annotations
@@ -31,8 +41,9 @@ import re
 import threading
 import time
 import urllib.request
-from collections.abc import Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
@@ -210,6 +221,8 @@ class BrowserPool:
         self._pw_lock: asyncio.Lock | None = None
         self._slots: dict[Backend, _Slot] = {}
         self._contexts: dict[BrowserContext, Backend] = {}
+        self._persistent: dict[BrowserContext, Path] = {}  # persistent contexts and their profile folders
+        self._profiles: set[Path] = set()  # profile folders open, or being opened
         self._free: asyncio.Condition | None = None
         self._pending = 0
         self._closed = False
@@ -235,8 +248,8 @@ class BrowserPool:
 
     @property
     def sessions(self) -> int:
-        """How many contexts are open now (or being made)."""
-        return len(self._contexts) + self._pending
+        """How many contexts are open now (or being made), persistent ones included."""
+        return len(self._contexts) + len(self._persistent) + self._pending
 
     def browsers(self) -> dict[Backend, Browser]:
         return {b: s.browser for b, s in self._slots.items() if s.browser is not None}
@@ -317,6 +330,76 @@ class BrowserPool:
         and the next is tried; the error of the last one is raised if none answers.
         """
         backends = [backend] if isinstance(backend, Backend) else list(backend)
+
+        async def make() -> BrowserContext:
+            ctx, used = await self._open_on_any(backends, timeout, options)
+            self._contexts[ctx] = used
+            self._slots[used].sessions += 1
+            return ctx
+
+        return await self._in_slot(timeout, make)
+
+    async def persistent_context(
+        self, backend: Backend | Sequence[Backend], profile_dir: str | Path, timeout: float, **options: Any
+    ) -> BrowserContext:
+        """A persistent context on ``profile_dir``, in a local Chromium of its own.  Bounded by ``timeout``.
+
+        The cookies and storage stay in the folder (made if missing) for the next
+        session opened on it.  The context takes one of the ``max_sessions``
+        slots; :meth:`release` closes it, which stops its browser.  ``options``
+        are the usual context options (viewport, downloads, ...).  Raises
+        ConfigError for a remote backend, and BrowserError when the folder is in
+        use by another session or another Chromium.
+        """
+        backends = [backend] if isinstance(backend, Backend) else list(backend)
+        if not backends or any(b.kind != "local" for b in backends):
+            raise ConfigError(
+                "profile_dir needs a local browser: a remote browser keeps its own profile, so leave"
+                " remote unset or drop profile_dir"
+            )
+        folder = Path(profile_dir).expanduser().resolve()
+        if folder in self._profiles:
+            raise BrowserError(_in_use(folder))
+        self._profiles.add(folder)  # claimed at once: a second session on it fails now, not after a wait
+
+        async def make() -> BrowserContext:
+            ctx = await self._launch_persistent(backends[0], folder, timeout, options)
+            self._persistent[ctx] = folder
+            return ctx
+
+        try:
+            return await self._in_slot(timeout, make)
+        except BaseException:
+            self._profiles.discard(folder)
+            raise
+
+    async def _launch_persistent(
+        self, backend: Backend, folder: Path, timeout: float, options: dict[str, Any]
+    ) -> BrowserContext:
+        pw = await self._playwright()
+        exe = find_chromium(backend.executable).path
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise BrowserError(f"the profile folder {folder} cannot be made: {e}") from e
+        try:
+            return await pw.chromium.launch_persistent_context(
+                user_data_dir=folder,
+                executable_path=exe,
+                headless=backend.headless,
+                args=[*CHROMIUM_FLAGS, *backend.args],
+                timeout=timeout * 1000,
+                **options,
+            )
+        except PlaywrightError as e:
+            if _profile_locked(e):
+                raise BrowserError(_in_use(folder)) from e
+            raise BrowserError(
+                f"Chromium ({exe}) did not start on the profile folder {folder}: {_short(e)}"
+            ) from e
+
+    async def _in_slot(self, timeout: float, make: Callable[[], Awaitable[T]]) -> T:
+        """Run ``make()`` (which opens and registers a context) in a free session slot, within ``timeout``."""
         if self._free is None:
             self._free = asyncio.Condition()
         try:
@@ -324,19 +407,22 @@ class BrowserPool:
                 async with self._free:
                     await self._free.wait_for(lambda: self.sessions < self.max_sessions)
                     self._pending += 1  # hold the slot while the context is made
+                made = False
                 try:
-                    ctx, backend = await self._open_on_any(backends, timeout, options)
+                    result = await make()
+                    made = True
+                    return result
                 finally:
                     self._pending -= 1
+                    if not made:  # the slot is free again: a session waiting for one may take it
+                        async with self._free:
+                            self._free.notify_all()
         except TimeoutError as e:
             if self.sessions >= self.max_sessions:
                 raise PoolFullError(
                     f"all {self.max_sessions} browser sessions stayed in use for {timeout:g} s"
                 ) from e
             raise BrowserError(f"the browser did not open a session within {timeout:g} s") from e
-        self._contexts[ctx] = backend
-        self._slots[backend].sessions += 1
-        return ctx
 
     async def _open_on_any(
         self, backends: list[Backend], timeout: float, options: dict[str, Any]
@@ -355,18 +441,28 @@ class BrowserPool:
         raise last
 
     async def release(self, ctx: BrowserContext) -> None:
-        """Close a context made by :meth:`new_context` (bounded) and free its slot."""
+        """Close a context made by :meth:`new_context` or :meth:`persistent_context` (bounded); free its slot.
+
+        Closing a persistent context stops its browser, which gives its profile folder back.
+        """
         backend = self._contexts.pop(ctx, None)
         if backend is not None:
             self._slots[backend].sessions -= 1
+        folder = self._persistent.pop(ctx, None)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(ctx.close(), self.close_timeout)
+        if folder is not None:
+            browser = ctx.browser
+            if browser is not None and browser.is_connected():  # the context did not close in time
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(browser.close(), self.close_timeout)
+            self._profiles.discard(folder)
         if self._free is not None:
             async with self._free:
                 self._free.notify_all()
 
     async def _close_all(self) -> None:
-        for ctx in list(self._contexts):
+        for ctx in [*self._contexts, *self._persistent]:
             await self.release(ctx)
         for slot in self._slots.values():
             b, slot.browser = slot.browser, None
@@ -413,6 +509,19 @@ def default_pool() -> BrowserPool:
             _default = BrowserPool()
             atexit.register(_default.close)
         return _default
+
+
+def _in_use(folder: Path) -> str:
+    return (
+        f"the profile folder {folder} is in use by another browser session;"
+        " a profile folder serves one session at a time"
+    )
+
+
+def _profile_locked(e: BaseException) -> bool:
+    """Whether Chromium refused the folder because another Chromium holds its profile lock."""
+    text = str(e)
+    return "ProcessSingleton" in text or "profile is already in use" in text or "SingletonLock" in text
 
 
 def _short(e: BaseException) -> str:
