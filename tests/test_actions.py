@@ -434,6 +434,7 @@ def test_the_vocabulary_follows_the_profile() -> None:
     new = {"ref", "selector", "frame", "value", "path", "direction", "depth", "find"}
     new |= {"to_coordinate", "to_ref", "to_selector"}
     new |= {"wait_until", "tab", "all", "attribute", "state", "seconds", "full_page", "format", "script"}
+    new |= {"session"}
     roo = set(ROO_REG.vocabulary.all_params)
     full = set(FULL_REG.vocabulary.all_params)
     assert roo == {"action", "url", "coordinate", "text", "size"} and not roo & new

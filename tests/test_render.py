@@ -132,6 +132,30 @@ CASES: dict[str, Callable[[], Rendered | str]] = {
     "error_launch_first": lambda: R.violation(Violation("launch_first"), "browser_action", "click"),
     "error_nothing_to_close": lambda: R.violation(Violation("nothing_to_close"), "browser_action", "close"),
     "error_close_first": lambda: R.violation(Violation("close_first"), "write_note", None),
+    "error_launch_first_session": lambda: R.violation(
+        Violation("launch_first"), "browser_action", "click", session="shop", sessions=["default"]
+    ),
+    "error_nothing_to_close_session": lambda: R.violation(
+        Violation("nothing_to_close"), "browser_action", "close", session="shop", sessions=["default", "docs"]
+    ),
+    "error_close_first_sessions": lambda: R.violation(
+        Violation("close_first"), "write_note", None, sessions=["default", "shop"]
+    ),
+    "error_close_first_named": lambda: R.violation(
+        Violation("close_first"), "write_note", None, sessions=["shop"]
+    ),
+    "error_too_many_sessions": lambda: R.violation(
+        Violation("too_many_sessions"),
+        "browser_action",
+        "launch",
+        session="d",
+        sessions=["default", "b", "c"],
+    ),
+    "note_idle_closed_session": lambda: R.idle_closed(90, "shop"),
+    "note_auto_closed_sessions": lambda: R.auto_closed("write_note", ["default", "shop"]),
+    "result_browser_sessions": lambda: R.browser_result(
+        "click", QUIET.model_copy(update={"sessions": ("default", "shop (this one)")})
+    ),
     "error_browser_navigation": lambda: R.browser_failure(
         "launch", Failure(kind="navigation", message="net::ERR_CONNECTION_REFUSED at http://127.0.0.1:9/")
     ),

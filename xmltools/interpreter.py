@@ -8,7 +8,19 @@ what ran, what was refused and why, and the protocol state.
 
 The browser is behind a seam (:class:`BrowserLike`): by default a real
 :class:`~xmltools.browser.controller.BrowserSession`, started on the first
-``launch``; tests and offline replays pass their own.
+``launch``; tests and offline replays pass their own (``browser=``, or
+``browser_factory=`` for named sessions).
+
+Named sessions (profiles with sessions, such as ``full``): a browser call may
+name a ``<session>``; the protocol state is kept per session, each session has
+a browser of its own (an isolated context of the same pool), at most
+``max_sessions_per_interpreter`` are open at once, and other tools wait until
+every session is closed.
+
+Approval (:mod:`xmltools.approval`): after the protocol allows a call, its
+category's rule (and the host's callback) decides whether it runs; a call the
+host must answer is held in ``Turn.approval_required`` until :meth:`approve`
+or :meth:`deny`.  Neither a denial nor a held call is the model's mistake.
 """
 
 from __future__ import annotations
@@ -27,7 +39,7 @@ from .config import Config
 from .errors import BrowserError, ConfigError, MistakeLimitError, UsageError
 from .parser import Event as ParseEvent
 from .parser import StreamParser, ToolCompleted, ToolUse, parse
-from .profiles import get_profile
+from .profiles import DEFAULT_SESSION, get_profile
 from .protocol import Effect, Event, Move, Session, State, Violation, event_for, plan_message, step
 from .render import Rendered, Renderer, apply_image_budget, to_message
 from .results import Failure, Observation, Viewport
@@ -79,6 +91,7 @@ class CallOutcome:
     error: CallError | None = None
     violation: str | None = None
     output: str | None = None  # a host tool's result
+    session: str | None = None  # the named browser session the call acted on (None: the default one)
     text: str = ""  # what was rendered back to the model about this call ("" when an earlier call's
     #                 error or note covers it: the calls not run share one note, repeated errors show once)
 
@@ -102,6 +115,7 @@ class Turn:
     notes: list[str] = field(default_factory=list)  # rendered notes that belong to no single call
     # a call the approval policy holds for the host: answer with approve() or deny()
     approval_required: PendingApproval | None = None
+    sessions: tuple[str, ...] = ()  # the browser sessions open after this turn, by name
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -147,6 +161,7 @@ class AsyncInterpreter:
         clock: Callable[[], float] = time.monotonic,
         pool: BrowserPool | None = None,
         approver: Callback | None = None,
+        browser_factory: Callable[[str], BrowserLike] | None = None,
     ) -> None:
         self.config = config or Config()
         self.pool = pool  # None: the process-wide pool
@@ -158,12 +173,10 @@ class AsyncInterpreter:
         self._held: _Held | None = None
         self._pending: PendingApproval | None = None
         self.renderer = renderer or Renderer(self.config.templates, policy=self.config.policy)
-        self.session = Session(
-            policy=self.config.policy,
-            mistake_limit=self.config.mistake_limit,
-            idle_timeout=self.config.idle_timeout,
-        )
-        self._browser = browser
+        # the protocol state of each browser session by name; the default one also counts mistakes
+        self.sessions: dict[str, Session] = {DEFAULT_SESSION: self._new_session()}
+        self._browsers: dict[str, BrowserLike] = {DEFAULT_SESSION: browser} if browser is not None else {}
+        self._browser_factory = browser_factory
         self._clock = clock
         self._closed = False
 
@@ -176,19 +189,47 @@ class AsyncInterpreter:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the browser and release everything.  Safe to call more than once."""
+        """Close every browser session and release everything.  Safe to call more than once."""
         self._closed = True
-        if self._browser is not None:
-            await self._browser.shutdown()
-        self.session.browser_lost()
+        for browser in list(self._browsers.values()):
+            await browser.shutdown()
+        for s in self.sessions.values():
+            s.browser_lost()
+
+    def _new_session(self) -> Session:
+        return Session(
+            policy=self.config.policy,
+            mistake_limit=self.config.mistake_limit,
+            idle_timeout=self.config.idle_timeout,
+        )
+
+    @property
+    def session(self) -> Session:
+        """The default session's protocol state, which also keeps the count of the model's mistakes."""
+        return self.sessions[DEFAULT_SESSION]
+
+    @property
+    def _browser(self) -> BrowserLike | None:
+        """The default session's browser, when one was made or given."""
+        return self._browsers.get(DEFAULT_SESSION)
+
+    @property
+    def open_sessions(self) -> tuple[str, ...]:
+        """The names of the browser sessions open now, in the order they were opened."""
+        return tuple(n for n, s in self.sessions.items() if s.state is State.ACTIVE)
 
     @property
     def state(self) -> State:
-        return self.session.state
+        """ACTIVE while any browser session is open."""
+        return State.ACTIVE if self.open_sessions else State.IDLE
 
     @property
     def viewport(self) -> Viewport:
-        return self._browser.viewport if self._browser is not None else self.config.viewport
+        return self._viewport_of(DEFAULT_SESSION)
+
+    def _viewport_of(self, name: str) -> Viewport:
+        browser = self._browsers.get(name)
+        return browser.viewport if browser is not None else self.config.viewport
 
     def system_prompt(self) -> str:
         c = self.config
@@ -202,18 +243,24 @@ class AsyncInterpreter:
             workspace=c.workspace is not None,
             max_wait_seconds=c.max_wait_seconds,
             script_rule=self.approval.rules["script"],
+            max_sessions=c.max_sessions_per_interpreter,
         )
 
     def trim_history(self, messages: list[dict[str, Any]]) -> int:
         """Keep the newest ``image_budget`` screenshots in ``messages`` (in place); return how many went."""
         return apply_image_budget(messages, self.config.image_budget, self.renderer.image_dropped())
 
-    def _browser_session(self) -> BrowserLike:
-        if self._browser is None:
-            from .browser.controller import BrowserConfig, BrowserSession
+    def _browser_session(self, name: str = DEFAULT_SESSION) -> BrowserLike:
+        browser = self._browsers.get(name)
+        if browser is None:
+            if self._browser_factory is not None:
+                browser = self._browser_factory(name)
+            else:
+                from .browser.controller import BrowserConfig, BrowserSession
 
-            self._browser = BrowserSession(BrowserConfig.from_config(self.config), pool=self.pool)
-        return self._browser
+                browser = BrowserSession(BrowserConfig.from_config(self.config), pool=self.pool)
+            self._browsers[name] = browser
+        return browser
 
     # -- whole messages -------------------------------------------------------------
 
@@ -243,12 +290,17 @@ class AsyncInterpreter:
         turn = Turn(assistant={"role": "assistant", "content": text}, result=None, blocks=blocks, cut=cut)
         turn.too_large = too_large
 
-        if self.session.idle_expired(now):
-            if self._browser is not None:
-                await self._browser.close()
-            self.session.browser_lost()
+        for name, s in list(self.sessions.items()):
+            if not s.idle_expired(now):
+                continue
+            browser = self._browsers.get(name)
+            if browser is not None:
+                await browser.close()
+            s.browser_lost()
             turn.idle_closed = True
-            note = self.renderer.idle_closed(self.config.idle_timeout or 0)
+            note = self.renderer.idle_closed(
+                self.config.idle_timeout or 0, None if name == DEFAULT_SESSION else name
+            )
             parts.append(note)
             turn.notes.append(note.text)
 
@@ -316,7 +368,8 @@ class AsyncInterpreter:
             turn.notes.append(note.text)
 
         turn.parts = parts
-        turn.state = self.session.state
+        turn.state = self.state
+        turn.sessions = self.open_sessions
         turn.mistakes = self.session.mistakes
         turn.result = to_message(parts, self.config.shape) if parts else None
         if turn.mistake_limit_reached and self.config.on_mistake_limit == "raise":
@@ -327,9 +380,50 @@ class AsyncInterpreter:
             )
         return turn
 
+    def _session_of(self, call: ToolUse) -> str:
+        """The browser session a call names (``default`` when it names none, or for other tools)."""
+        if call.name != BROWSER_TOOL or not self.registry.profile.sessions:
+            return DEFAULT_SESSION
+        return call.params.get("session", "").strip() or DEFAULT_SESSION
+
+    def _protocol(self, call: ToolUse, checked: ValidCall) -> tuple[Event, Move | Violation]:
+        """What the protocol says of a call now, without changing any state."""
+        event = event_for(call.name, checked.action)
+        policy = self.session.policy
+        if call.name != BROWSER_TOOL:  # another tool: against every browser session at once
+            return event, step(self.state, event, policy)
+        name = checked.session or DEFAULT_SESSION
+        s = self.sessions.get(name)
+        state = s.state if s is not None else State.IDLE
+        out = step(state, event, policy)
+        limit = self.config.max_sessions_per_interpreter
+        if event is Event.LAUNCH and state is State.IDLE and len(self.open_sessions) >= limit:
+            return event, Violation("too_many_sessions")
+        return event, out
+
+    def _refused(
+        self, call: ToolUse, checked: ValidCall, v: Violation
+    ) -> tuple[CallOutcome, list[Rendered], bool]:
+        name = checked.session or DEFAULT_SESSION
+        named = None
+        if call.name == BROWSER_TOOL:
+            named = None if name == DEFAULT_SESSION else name
+            s = self.sessions.get(name)
+            if s is not None and v.code != "too_many_sessions":
+                s.apply(event_for(call.name, checked.action))  # the table's refusal, kept in its history
+        return (
+            CallOutcome(call, "refused", call.name, checked.action, violation=v.code, session=named),
+            [
+                self.renderer.violation(
+                    v, call.name, checked.action, session=named, sessions=self.open_sessions
+                )
+            ],
+            False,
+        )
+
     async def _run_call(self, call: ToolUse, turn: Turn) -> tuple[CallOutcome, list[Rendered], bool]:
         self._pending = None
-        ctx = self.config.action_context(self.viewport)
+        ctx = self.config.action_context(self._viewport_of(self._session_of(call)))
         checked = self.registry.validate(call, ctx)
         if isinstance(checked, CallError):
             return (
@@ -337,20 +431,13 @@ class AsyncInterpreter:
                 [self.renderer.call_error(checked)],
                 False,
             )
-        action = checked.action
-        event = event_for(call.name, action)
-        if isinstance(step(self.session.state, event, self.session.policy), Violation):
-            move = self.session.apply(event)  # recorded; the state stays as it was
-            assert isinstance(move, Violation)
-            return (
-                CallOutcome(call, "refused", call.name, action, violation=move.code),
-                [self.renderer.violation(move, call.name, action)],
-                False,
-            )
+        _, out = self._protocol(call, checked)
+        if isinstance(out, Violation):
+            return self._refused(call, checked, out)
         held = await self._approve_or_hold(call, checked)
         if held is not None:
             return held
-        return await self._execute(call, checked, event, turn)
+        return await self._execute(call, checked, turn)
 
     async def _approve_or_hold(
         self, call: ToolUse, checked: ValidCall
@@ -378,24 +465,27 @@ class AsyncInterpreter:
         )
 
     async def _execute(
-        self, call: ToolUse, checked: ValidCall, event: Event, turn: Turn
+        self, call: ToolUse, checked: ValidCall, turn: Turn
     ) -> tuple[CallOutcome, list[Rendered], bool]:
-        move = self.session.apply(event)
-        if isinstance(move, Violation):  # the state changed since the call was held
-            return (
-                CallOutcome(call, "refused", call.name, checked.action, violation=move.code),
-                [self.renderer.violation(move, call.name, checked.action)],
-                False,
-            )
+        event, out = self._protocol(call, checked)  # again: the state may have changed since it was held
+        if isinstance(out, Violation):
+            return self._refused(call, checked, out)
         parts: list[Rendered] = []
-        if move.effect is Effect.CLOSE_THEN_RUN:
-            if self._browser is not None:
-                await self._browser.close()
-            parts.append(self.renderer.auto_closed(call.name))
-        if call.name == BROWSER_TOOL:
-            outcome, rendered, ok = await self._run_browser(call, checked, move)
-        else:
+        if call.name != BROWSER_TOOL:
+            if out.effect is Effect.CLOSE_THEN_RUN:
+                names = self.open_sessions
+                for name in names:
+                    browser = self._browsers.get(name)
+                    if browser is not None:
+                        await browser.close()
+                    self.sessions[name].browser_lost()
+                parts.append(self.renderer.auto_closed(call.name, names))
             outcome, rendered, ok = await self._run_host(call, checked, turn)
+            return outcome, parts + rendered, ok
+        name = checked.session or DEFAULT_SESSION
+        move = self.sessions.setdefault(name, self._new_session()).apply(event)
+        assert isinstance(move, Move)
+        outcome, rendered, ok = await self._run_browser(call, checked, name)
         return outcome, parts + rendered, ok
 
     # -- the host's answer to a held call -------------------------------------------------
@@ -405,11 +495,12 @@ class AsyncInterpreter:
         held = self._take(pending)
         call = held.pending.call
         turn = replace(held.turn, approval_required=None)
-        checked = self.registry.validate(call, self.config.action_context(self.viewport))
+        ctx = self.config.action_context(self._viewport_of(self._session_of(call)))
+        checked = self.registry.validate(call, ctx)
         if isinstance(checked, CallError):  # the viewport changed under a coordinate, say
             outcome = CallOutcome(call, "invalid", call.name, _action_of(call), error=checked)
             return self._answered(held, turn, outcome, [self.renderer.call_error(checked)], ok=False)
-        outcome, rendered, ok = await self._execute(call, checked, event_for(call.name, checked.action), turn)
+        outcome, rendered, ok = await self._execute(call, checked, turn)
         return self._answered(held, turn, outcome, rendered, ok=ok)
 
     async def deny(
@@ -449,39 +540,50 @@ class AsyncInterpreter:
         elif ok and not held.mistake:
             self.session.success()
         turn.parts = parts
-        turn.state = self.session.state
+        turn.state = self.state
+        turn.sessions = self.open_sessions
         turn.mistakes = self.session.mistakes
         turn.result = to_message(parts, self.config.shape) if parts else None
         return turn
 
     async def _run_browser(
-        self, call: ToolUse, checked: ValidCall, move: Move
+        self, call: ToolUse, checked: ValidCall, name: str
     ) -> tuple[CallOutcome, list[Rendered], bool]:
         action = checked.action or ""
-        browser = self._browser_session()
+        named = None if name == DEFAULT_SESSION else name
+        s = self.sessions[name]
+        browser = self._browser_session(name)
         try:
             result = await browser.run(checked.args)
         except BrowserError:
-            self.session.browser_lost()  # the host's problem: raised to the host, the state stays sound
+            s.browser_lost()  # the host's problem: raised to the host, the state stays sound
             raise
-        self.session.touch(self._clock())
+        s.touch(self._clock())
         if isinstance(result, Failure):
             if result.browser_closed or not browser.is_open:
-                self.session.browser_lost()
+                s.browser_lost()
             # a browser failure is not the model's mistake: it neither counts nor resets the count;
             # the one exception is kind "target" (a stale ref, a selector matching nothing or several,
             # an element hidden, disabled or covered), counted by _interpret as a mistake
             return (
-                CallOutcome(call, "failed", call.name, action, failure=result),
+                CallOutcome(call, "failed", call.name, action, failure=result, session=named),
                 [self._capped(self.renderer.browser_failure(action, result))],
                 False,
             )
         if result is None:  # close, or close_tab of the last tab
             if not browser.is_open:
-                self.session.browser_lost()
-            return CallOutcome(call, "ok", call.name, action), [self.renderer.close_result()], True
+                s.browser_lost()
+            return (
+                CallOutcome(call, "ok", call.name, action, session=named),
+                [self.renderer.close_result()],
+                True,
+            )
+        open_now = self.open_sessions
+        if len(open_now) > 1:
+            listed = tuple(f"{n} (this one)" if n == name else n for n in open_now)
+            result = result.model_copy(update={"sessions": listed})
         return (
-            CallOutcome(call, "ok", call.name, action, observation=result),
+            CallOutcome(call, "ok", call.name, action, observation=result, session=named),
             [self._capped(self.renderer.browser_result(action, result))],
             True,
         )
@@ -635,6 +737,7 @@ class Interpreter:
         clock: Callable[[], float] = time.monotonic,
         pool: BrowserPool | None = None,
         approver: Callback | None = None,
+        browser_factory: Callable[[str], BrowserLike] | None = None,
     ) -> None:
         self._loop = LoopThread("xmltools-interpreter")
         self.core = AsyncInterpreter(
@@ -645,6 +748,7 @@ class Interpreter:
             clock=clock,
             pool=pool,
             approver=approver,
+            browser_factory=browser_factory,
         )
 
     def _call(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -667,6 +771,14 @@ class Interpreter:
     @property
     def state(self) -> State:
         return self.core.state
+
+    @property
+    def open_sessions(self) -> tuple[str, ...]:
+        return self.core.open_sessions
+
+    @property
+    def session(self) -> Session:
+        return self.core.session
 
     def system_prompt(self) -> str:
         return self.core.system_prompt()

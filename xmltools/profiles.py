@@ -9,7 +9,8 @@
   and tabs (``navigate``, ``back``, ``forward``, ``reload``, ``open_tab``,
   ``list_tabs``, ``switch_tab``, ``close_tab``); reading the page
   (``get_text``, ``get_html``, ``get_attribute``, ``console_logs``,
-  ``screenshot``); ``wait`` and ``evaluate``; and the classic ones.
+  ``screenshot``); ``wait`` and ``evaluate``; and the classic ones.  Every
+  call may also name a ``<session>`` (see :data:`DEFAULT_SESSION`).
 
 A profile maps each action name to an :class:`ActionForm`: the canonical
 model (:mod:`xmltools.actions`), the parameters it takes, those it needs, how
@@ -66,6 +67,7 @@ from .errors import ConfigError
 from .parser import BROWSER_ACTION, ToolSyntax
 
 __all__ = [
+    "DEFAULT_SESSION",
     "FULL",
     "PROFILES",
     "ROO",
@@ -75,6 +77,7 @@ __all__ = [
     "get_profile",
 ]
 
+DEFAULT_SESSION = "default"  # the session a call without <session> acts on (the only one in roo)
 TARGET_PARAMS = ("coordinate", "ref", "selector", "frame")
 DESTINATION_PARAMS = ("to_coordinate", "to_ref", "to_selector")
 # what each kind of target looks like in an example call
@@ -138,6 +141,7 @@ class Profile:
     actions: Mapping[str, ActionForm]
     syntax: ToolSyntax
     template: str  # the system prompt's section for browser_action
+    sessions: bool = False  # every call may name a <session>; without one it acts on "default"
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -314,10 +318,12 @@ FULL = Profile(
             "full_page",
             "format",
             "script",
+            "session",
         ),
         frozenset({"text"}),
     ),
     "system/browser_action_full.j2",
+    sessions=True,
 )
 
 PROFILES: Mapping[str, Profile] = MappingProxyType({"roo": ROO, "full": FULL})

@@ -143,6 +143,7 @@ class Renderer:
         workspace: bool = False,
         max_wait_seconds: float = 10.0,
         script_rule: str = "ask",
+        max_sessions: int = 3,
     ) -> str:
         """The tools' sections of a system prompt: browser_action (if enabled), then each host tool.
 
@@ -151,7 +152,8 @@ class Renderer:
         result will show (a screenshot, the snapshot as text, or both), and
         ``upload_folders`` where the files of ``upload`` may come from;
         ``workspace`` whether screenshots can be saved, ``max_wait_seconds`` the
-        longest wait, and ``script_rule`` the approval rule of ``evaluate``.
+        longest wait, ``script_rule`` the approval rule of ``evaluate``, and
+        ``max_sessions`` how many named sessions may be open at once.
         """
         registry = registry or ToolRegistry()
         parts: list[str] = []
@@ -167,6 +169,7 @@ class Renderer:
                     workspace=workspace,
                     max_wait_seconds=f"{max_wait_seconds:g}",
                     script_rule=script_rule,
+                    max_sessions=max_sessions,
                 )
             )
         for t in registry.host_tools:
@@ -192,11 +195,25 @@ class Renderer:
     def call_error(self, error: CallError) -> Rendered:
         return Rendered("error", self.render("error/call.j2", error=error))
 
-    def violation(self, violation: Violation, called: str, action: str | None) -> Rendered:
+    def violation(
+        self,
+        violation: Violation,
+        called: str,
+        action: str | None,
+        *,
+        session: str | None = None,
+        sessions: Sequence[str] = (),
+    ) -> Rendered:
+        """A protocol refusal; ``session``: a session other than the default; ``sessions``: the open ones."""
         return Rendered(
             "error",
             self.render(
-                "error/protocol.j2", violation=violation.code, called=called, action=action or called
+                "error/protocol.j2",
+                violation=violation.code,
+                called=called,
+                action=action or called,
+                session=session,
+                sessions=list(sessions),
             ),
         )
 
@@ -259,11 +276,11 @@ class Renderer:
     def no_tool(self) -> Rendered:
         return Rendered("note", self.render("note/no_tool.j2"))
 
-    def idle_closed(self, seconds: float) -> Rendered:
-        return Rendered("note", self.render("note/idle_closed.j2", seconds=seconds))
+    def idle_closed(self, seconds: float, session: str | None = None) -> Rendered:
+        return Rendered("note", self.render("note/idle_closed.j2", seconds=seconds, session=session))
 
-    def auto_closed(self, called: str) -> Rendered:
-        return Rendered("note", self.render("note/auto_closed.j2", called=called))
+    def auto_closed(self, called: str, sessions: Sequence[str] = ()) -> Rendered:
+        return Rendered("note", self.render("note/auto_closed.j2", called=called, sessions=list(sessions)))
 
     def image_dropped(self) -> str:
         return self.render("note/image_dropped.j2")

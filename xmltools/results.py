@@ -83,6 +83,7 @@ class Observation(_Frozen):
     snapshot: str | None = None  # the ARIA snapshot (observe="snapshot" or "both", or the snapshot action)
     extract: str | None = None  # what get_text, get_html or get_attribute read from the page, capped
     tabs: tuple[str, ...] = ()  # the open tabs, when there are several: 't2 "Title" (current)'
+    sessions: tuple[str, ...] = ()  # the open browser sessions, when there are several: 'shop (this one)'
 
 
 class Failure(_Frozen):

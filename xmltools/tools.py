@@ -12,6 +12,7 @@ registry.  Pure: neither Playwright nor Jinja2 is imported.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeAlias
@@ -92,6 +93,7 @@ __all__ = [
 ]
 
 BROWSER_TOOL = "browser_action"
+_SESSION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 MAX_ERROR_CHARS = 1_000  # the longest message one CallError carries
 
 # the classic (roo) actions, by name; every profile's actions are in xmltools.profiles
@@ -171,6 +173,7 @@ class ValidCall:
     tool: str
     args: BaseModel  # a browser action model, or the host tool's parameter model
     block: ToolUse = field(compare=False)
+    session: str | None = None  # the <session> a browser call named (profiles with sessions)
 
     @property
     def action(self) -> str | None:
@@ -335,6 +338,20 @@ class ToolRegistry:
     def _validate_browser(self, block: ToolUse, ctx: ActionContext) -> ValidCall | CallError:
         params = dict(block.params)
         action = params.get("action", "")
+        session: str | None = None
+        if self.profile.sessions and "session" in params:
+            session = params.pop("session").strip()
+            if not _SESSION_RE.fullmatch(session):
+                return CallError(
+                    "invalid_param",
+                    f"{quoted(session, 40)} is not a session name: use up to 32 letters, digits, '-', '_'"
+                    " or '.', starting with a letter or digit, such as shop",
+                    BROWSER_TOOL,
+                    "session",
+                    format_call(
+                        BROWSER_TOOL, {"action": "launch", "url": "http://localhost:3000/", "session": "shop"}
+                    ),
+                )
         if not action:
             return CallError(
                 "missing_action",
@@ -399,7 +416,7 @@ class ToolRegistry:
                 None,
                 example,
             )
-        return ValidCall(BROWSER_TOOL, args, block)
+        return ValidCall(BROWSER_TOOL, args, block, session)
 
     @staticmethod
     def _from_validation(e: ValidationError, tool: str, example: str) -> CallError:
