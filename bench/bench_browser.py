@@ -298,6 +298,75 @@ async def bench_snapshot(base: str, n: int, docs: str | None) -> dict[str, Any]:
     return out
 
 
+async def bench_extract(docs: str, n: int) -> dict[str, Any]:
+    """get_text of a large docs page against raw inner_text("body"); the sizes before and after the cap.
+
+    Ours is the whole action (the text read, then the observation with its
+    screenshot); raw is ``inner_text("body")`` then the same screenshot and
+    title, and ``inner_text("body")`` alone.
+    """
+    from xmltools.actions import GetHtml, GetText
+    from xmltools.browser.controller import BrowserConfig
+
+    url = docs + "/library/functions.html"
+    exe = find_chromium().path
+    out: dict[str, Any] = {}
+    pool = BrowserPool()
+    b = BrowserSession(BrowserConfig(), pool=pool)
+    ours: list[float] = []
+    raw: list[float] = []
+    bare: list[float] = []
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=exe, args=list(CHROMIUM_FLAGS))
+        ctx = await browser.new_context(viewport=VIEW)  # type: ignore[arg-type]
+        page = await ctx.new_page()
+        await page.goto(url)
+        first = await b.launch(url)
+        assert isinstance(first, Observation), first
+        for i in range(n + 2):
+            t0 = time.perf_counter()
+            r = await b.act(GetText())
+            t_ours = time.perf_counter() - t0
+            assert isinstance(r, Observation) and r.extract, r
+            t0 = time.perf_counter()
+            await page.inner_text("body")
+            t_bare = time.perf_counter() - t0
+            await raw_observe(ctx, page)
+            t_raw = time.perf_counter() - t0
+            if i >= 2:
+                ours.append(t_ours)
+                raw.append(t_raw)
+                bare.append(t_bare)
+        await browser.close()
+    out["get_text_docs_ms"] = ms(ours)
+    out["raw_inner_text_and_observation_ms"] = ms(raw)
+    out["raw_inner_text_only_ms"] = ms(bare)
+    out["get_text_over_raw"] = ratio(ours, raw)
+    capped = r.extract or ""
+    html = await b.act(GetHtml())
+    assert isinstance(html, Observation) and html.extract is not None, html
+    out["get_text_chars_capped"] = len(capped)
+    out["get_html_chars_capped"] = len(html.extract)
+    await b.close()
+    whole = BrowserSession(BrowserConfig(max_extract_chars=10**9), pool=pool)
+    await whole.launch(url)
+    for name, action in (("get_text", GetText()), ("get_html", GetHtml())):
+        got = await whole.act(action)
+        assert isinstance(got, Observation) and got.extract is not None, got
+        out[f"{name}_chars_uncapped"] = len(got.extract)
+    deep = await whole.act(GetHtml(depth=50))
+    assert isinstance(deep, Observation) and deep.extract is not None
+    out["get_html_chars_depth_50_uncapped"] = len(deep.extract)
+
+    async def page_html(p: Page) -> int:
+        return len(await p.content())
+
+    out["raw_page_html_chars"] = await whole.on_page(page_html)
+    await whole.close()
+    await pool.aclose()
+    return out
+
+
 async def bench_formats(base: str) -> dict[str, int]:
     from xmltools.browser.controller import BrowserConfig
 
@@ -321,6 +390,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         serve_directory(docs if docs.is_dir() else SITE) as docs_base,
     ):
         figures.update(await bench_snapshot(base, args.clicks, docs_base if docs.is_dir() else None))
+        if docs.is_dir():
+            figures.update(await bench_extract(docs_base, args.extracts))
         figures.update(await bench_cold_launch(base, args.launches))
         figures.update(await bench_warm_session(base, args.sessions))
         figures.update(await bench_clicks(base, args.clicks))
@@ -352,6 +423,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--clicks", type=int, default=30)
     ap.add_argument("--navigations", type=int, default=210)
     ap.add_argument("--cycles", type=int, default=100)
+    ap.add_argument("--extracts", type=int, default=15)
     args = ap.parse_args(argv)
     figures = asyncio.run(main_async(args))
     print("browser benchmark (medians; ratios from the same run)")

@@ -541,13 +541,20 @@ async def test_a_snapshot_observation_reaches_the_model_as_text() -> None:
     class TextBrowser(FakeBrowser):
         def observation(self, action: object, mouse: Point | None) -> Observation:
             seen = super().observation(action, mouse)
-            return seen.model_copy(update={"screenshot": None, "snapshot": '- button "Send <now>" [ref=e9]'})
+            return seen.model_copy(
+                update={
+                    "screenshot": None,
+                    "snapshot": '- button "Send <now> & a > b" [ref=e9]\n- text: </browser_action>',
+                }
+            )
 
     it = AsyncInterpreter(Config(profile="full", observe="snapshot"), browser=TextBrowser())
     await it.handle(ba(action="launch", url="http://127.0.0.1:9/"))
     t = await it.handle(ba(action="snapshot"))
     text = text_of(t)
-    assert '- button "Send &lt;now&gt;" [ref=e9]' in text and "screenshot:" not in text
+    # shown as the page has it; only what could close or open a tool call is escaped
+    assert '- button "Send <now> & a > b" [ref=e9]' in text and "screenshot:" not in text
+    assert "- text: &lt;/browser_action>" in text
     assert t.result is not None and [p["type"] for p in t.result["content"]] == ["text"]
 
 

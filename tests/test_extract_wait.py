@@ -64,7 +64,7 @@ async def test_get_html_is_cleaned_and_depth_limited(browser: BrowserSession, si
     deep = ok(await browser.act(action("get_html", sel("#deep"), depth=12))).extract
     assert deep is not None and "<span>bottom</span>" in deep
     shallow = ok(await browser.act(action("get_html", sel("#deep"), depth=3))).extract
-    assert shallow is not None and "bottom" not in shallow and "child elements not shown" in shallow
+    assert shallow == '<div id="deep"><div><div>… (1 child element not shown)</div></div></div>'
 
 
 async def test_get_attribute_one_and_all(browser: BrowserSession, site: str) -> None:
@@ -116,6 +116,22 @@ async def test_a_wait_that_runs_out_is_reported_and_the_session_goes_on(site: st
 def test_clean_html_without_a_browser() -> None:
     assert clean_html("<p onclick='x()'>a<!-- c --><script>s()</script></p>") == "<p>a</p>"
     assert clean_html("") == ""
+
+
+def test_depth_keeps_the_text_around_what_it_cuts() -> None:
+    html = "<div><p>Run <em>awaitable</em> objects in <a href='#x'>aws</a>.</p><div><p>a</p>\n<p>b</p>tail</div></div>"
+    assert clean_html(html, 2) == (
+        "<div><p>Run awaitable objects in aws. (the tags of 2 inline elements left out)</p>"
+        "<div>…\ntail (2 child elements not shown)</div></div>"
+    )
+    assert clean_html("<ul><li>one</li></ul>", 1) == "<ul>… (1 child element not shown)</ul>"
+
+
+def test_text_keeps_the_indentation_of_code() -> None:
+    from xmltools.browser.extract import normalise_text
+
+    got = normalise_text("\n\nasync def f():\u00a0\n    f = 1\t \n\tif f:\n\n\n\nend  ")
+    assert got == "async def f():\n    f = 1\n    if f:\n\nend"
 
 
 async def test_tabs_opened_listed_switched_and_closed(browser: BrowserSession, site: str) -> None:
@@ -180,3 +196,41 @@ async def test_full_page_and_element_screenshots_and_saving_in_the_workspace(
         assert image_size(saved.read_bytes()) == (obs.screenshot.width, obs.screenshot.height)
         res = await b.act(action("screenshot", sel("#send"), path="../escape.png"))
         assert isinstance(res, Failure) and res.kind == "target" and "outside the workspace" in res.message
+
+
+async def test_back_and_forward_thirty_times_on_pages_that_answer_late(
+    browser: BrowserSession, site: str
+) -> None:
+    """Back and forward over links to pages served after a random delay: each step lands, every time."""
+    slow = site + "/__slow__/pages/"
+    ok(await browser.launch(slow + "one.html"))
+    obs = ok(await browser.act(action("back")))
+    assert obs.url.endswith("/one.html") and any("no page to go back" in n for n in obs.notes)
+    ok(await browser.act(action("navigate", url=slow + "two.html")))
+    wrong = []
+    for i in range(30):
+        back = ok(await browser.act(action("back")))
+        forward = ok(await browser.act(action("forward")))
+        if back.title != "Page one" or forward.title != "Page two" or back.notes or forward.notes:
+            wrong.append((i, back.title, back.notes, forward.title, forward.notes))
+    assert not wrong, wrong[:3]
+
+
+async def test_a_very_tall_screenshot_is_shown_cut_and_saved_whole(site: str, tmp_path: Path) -> None:
+    from xmltools.browser.controller import MAX_SHOWN_HEIGHT
+    from xmltools.browser.images import image_size
+
+    async with BrowserSession(BrowserConfig(workspace=tmp_path)) as b:
+        ok(await b.launch(site + "/long.html"))
+        ok(await b.act(action("evaluate", script="document.body.style.minHeight = '12000px'; 1")))
+        obs = ok(await b.act(action("screenshot", full_page=True, path=str(tmp_path / "tall.png"))))
+        assert obs.screenshot is not None and (obs.screenshot.width, obs.screenshot.height) == (
+            900,
+            MAX_SHOWN_HEIGHT,
+        )
+        w, h = image_size((tmp_path / "tall.png").read_bytes())
+        assert w == 900 and h >= 12_000
+        assert any(f"you are shown its top {MAX_SHOWN_HEIGHT:,} pixels" in n for n in obs.notes), obs.notes
+        assert any("the whole screenshot" in n and "tall.png" in n for n in obs.notes)
+        tall = ok(await b.act(action("screenshot", sel("body"))))  # an element taller than the limit
+        assert tall.screenshot is not None and tall.screenshot.height == MAX_SHOWN_HEIGHT

@@ -75,3 +75,59 @@ async def test_the_javascript_search_of_the_real_docs(browser: BrowserSession, d
     first = await centre_of(browser, "ul.search li a")
     obs = ok(await browser.click(first))
     assert "/library/" in obs.url and obs.title, obs
+
+
+def _said(turn: object) -> str:
+    return "\n\n".join(p.text for p in turn.parts)  # type: ignore[attr-defined]
+
+
+def _read(turn: object) -> str:
+    import re
+
+    m = re.search(r"What the \w+ action read:\n(.*?)\nEnd of what was read\.", _said(turn), re.S)
+    assert m, _said(turn)
+    return m.group(1)
+
+
+def test_a_text_only_model_searches_the_real_docs_and_reads_a_result(docs: str, tmp_path: Path) -> None:
+    """Search (JavaScript), wait for the results, read them, open one in a tab, read and save a part of it."""
+    import re
+
+    from xmltools import Config, Interpreter
+
+    def ba(action: str, **params: str) -> str:
+        inner = "".join(f"<{k}>{v}</{k}>" for k, v in params.items())
+        return f"<browser_action>\n<action>{action}</action>\n{inner}\n</browser_action>"
+
+    cfg = Config(profile="full", observe="snapshot", workspace=tmp_path, max_wait_seconds=15)
+    gather = "xpath=//dt[@id='asyncio.gather']/.."
+    with Interpreter(cfg) as it:
+        seen = _said(it.handle(ba("launch", url=docs + "/index.html")))
+        box = re.search(r'textbox "Quick search" \[ref=(e\d+)\]', seen)
+        assert box, seen
+        it.handle(ba("fill", ref=box.group(1), text="asyncio.gather"))
+        turn = it.handle(ba("press", ref=box.group(1), text="Enter"))
+        assert "search.html?q=asyncio.gather" in _said(turn)
+        turn = it.handle(ba("wait", selector="ul.search li"))  # the search runs in the page's JavaScript
+        assert turn.ran is not None and turn.ran.status == "ok", _said(turn)
+        titles = _read(it.handle(ba("get_text", selector="ul.search li a", all="true")))
+        assert titles.startswith("1. asyncio.gather"), titles
+        hrefs = _read(it.handle(ba("get_attribute", selector="ul.search li a", attribute="href", all="true")))
+        first = hrefs.splitlines()[0].removeprefix("1. ")
+        turn = it.handle(ba("open_tab", url=docs + "/" + first))
+        assert "Tabs (2 open)" in _said(turn), _said(turn)
+        html = _read(it.handle(ba("get_html", selector=gather, depth="3")))
+        assert html.startswith('<dl class="py function">') and "<script" not in html
+        assert "Run awaitable objects in the aws sequence" not in html or "inline elements" in html
+        text = _read(it.handle(ba("get_text", selector=gather)))
+        assert "Run awaitable objects in the aws sequence concurrently." in text
+        assert "\n    f = 1\n" in text  # the example's indentation is kept
+        turn = it.handle(ba("screenshot", selector=gather, path="gather.png"))
+        assert (tmp_path / "gather.png").stat().st_size > 10_000, _said(turn)
+        turn = it.handle(ba("screenshot", full_page="true"))
+        assert "you are shown its top 7,900 pixels" in _said(turn)  # the page is far taller
+        turn = it.handle(ba("close_tab"))
+        assert "you now see t1" in _said(turn) and "search.html" in _said(turn)
+        turn = it.handle(ba("back"))
+        assert "/index.html" in _said(turn), _said(turn)[:400]
+        it.handle(ba("close"))

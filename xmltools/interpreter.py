@@ -172,7 +172,13 @@ class AsyncInterpreter:
         self.approval = ApprovalPolicy(self.config.approval, approver)
         self._held: _Held | None = None
         self._pending: PendingApproval | None = None
-        self.renderer = renderer or Renderer(self.config.templates, policy=self.config.policy)
+        # the roo profile shows page text HTML-escaped, as it always has; the others escape only
+        # what could open or close a tool's tag, so that HTML and selectors read as written
+        self.renderer = renderer or Renderer(
+            self.config.templates,
+            policy=self.config.policy,
+            escape="html" if self.registry.profile.name == "roo" else "tools",
+        )
         # the protocol state of each browser session by name; the default one also counts mistakes
         self.sessions: dict[str, Session] = {DEFAULT_SESSION: self._new_session()}
         self._browsers: dict[str, BrowserLike] = {DEFAULT_SESSION: browser} if browser is not None else {}
@@ -283,6 +289,7 @@ class AsyncInterpreter:
     async def _interpret(self, text: str, blocks: list[Any], *, cut: bool) -> Turn:
         now = self._clock()
         self._held = None  # a new message: a call still waiting for approval is dropped
+        self.renderer.guard(t.name for t in self.registry.vocabulary)
         parts: list[Rendered] = []
         too_large = _too_large(blocks)
         if too_large:  # the history keeps what was read, as it does for a stream

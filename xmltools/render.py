@@ -8,8 +8,10 @@ three shapes: OpenAI chat, Anthropic messages, and plain text.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -53,6 +55,25 @@ def neutralize(value: object) -> str:
     return html.escape(str(value), quote=False)
 
 
+def neutralize_tools(value: object, names: Iterable[str]) -> str:
+    """Escape only the ``<`` that would open or close a tool's tag (``<browser_action``, ``</note``).
+
+    Page text, HTML and the model's own selectors stay as written (``a > b``,
+    ``R&D``, ``<div>``), and still no part of them can read as a tool call.
+    """
+    text = str(value)
+    if "<" not in text:
+        return text
+    pattern = _tool_tag_re(tuple(sorted(set(names))))
+    return pattern.sub("&lt;", text)
+
+
+@functools.lru_cache(maxsize=64)
+def _tool_tag_re(names: tuple[str, ...]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(n) for n in names)
+    return re.compile(rf"<(?=\s*/?\s*(?:{alternatives})(?![\w.:-]))", re.IGNORECASE)
+
+
 def sentence(value: object) -> str:
     """A message as a sentence: a capital first letter and a full stop at the end.
 
@@ -80,7 +101,17 @@ class Rendered:
 class Renderer:
     """Renders the system prompt, results, errors and notes from the templates."""
 
-    def __init__(self, templates: str | Path | None = None, *, policy: Policy | str = Policy.REJECT) -> None:
+    def __init__(
+        self,
+        templates: str | Path | None = None,
+        *,
+        policy: Policy | str = Policy.REJECT,
+        escape: Literal["html", "tools"] = "html",
+    ) -> None:
+        """``escape`` says how text from the page is shown: ``html`` escapes every ``<``, ``>`` and
+        ``&`` (the roo profile's way); ``tools`` escapes only what would open or close a tool's tag
+        (the tools named by :meth:`guard`, and browser_action), so HTML and selectors read as written.
+        """
         loaders: list[jinja2.BaseLoader] = []
         self.override_dir: Path | None = None
         if templates is not None:
@@ -98,10 +129,19 @@ class Renderer:
             lstrip_blocks=True,
             keep_trailing_newline=False,
         )
-        self.env.filters["page"] = neutralize
+        self.escape = escape
+        self._guarded: frozenset[str] = frozenset({BROWSER_TOOL})
+        self.env.filters["page"] = neutralize if escape == "html" else self._neutralize_tools
         self.env.filters["sentence"] = sentence
         self.env.filters["count"] = _count
         self.policy = Policy(policy)
+
+    def guard(self, names: Iterable[str]) -> None:
+        """The tool names whose tags page text must never open or close (``escape="tools"``)."""
+        self._guarded = frozenset({BROWSER_TOOL, *names})
+
+    def _neutralize_tools(self, value: object) -> str:
+        return neutralize_tools(value, self._guarded)
 
     # -- plumbing ------------------------------------------------------------
 

@@ -1507,10 +1507,15 @@ class BrowserSession:
     async def _screenshot_action(
         self, page: Page, target: Any, action: Any, shots: list[Screenshot]
     ) -> list[str]:
-        """A full-page or element screenshot; with a path, also saved inside the workspace."""
+        """A full-page or element screenshot; with a path, also saved inside the workspace.
+
+        The model is shown at most the top ``MAX_SHOWN_HEIGHT`` pixels (models refuse taller
+        images); the file saved with a path is the whole of it.
+        """
         t = self.config.timeouts
         c = self.config
         kind: Literal["png", "jpeg"] = "jpeg" if getattr(action, "format", None) == "jpeg" else "png"
+        loc = None
         if target is not None:
             loc = await self._locate(target)
             data = await self._bounded(
@@ -1523,10 +1528,26 @@ class BrowserSession:
         else:
             return []  # the observation's own screenshot is the answer
         w, h = image_size(data)
-        shots.append(Screenshot(data=data, format=kind, width=w, height=h))
+        notes = [f"the screenshot is {w}x{h} pixels"]
+        shown = data
+        if h > MAX_SHOWN_HEIGHT:
+            left, top = 0.0, 0.0
+            if loc is not None:
+                box = await self._bounded(loc.bounding_box(timeout=t.action * 1000), t.action + 1)
+                sx, sy = await self._bounded(page.evaluate("() => [scrollX, scrollY]"), t.action)
+                left, top = (box["x"] + sx, box["y"] + sy) if box else (0.0, 0.0)
+            scale = c.device_scale_factor
+            area = {"x": left, "y": top, "width": w / scale, "height": MAX_SHOWN_HEIGHT / scale}
+            shown = await self._bounded(
+                page.screenshot(type=kind, full_page=True, clip=area, timeout=t.screenshot * 1000),  # type: ignore[arg-type]
+                t.screenshot + 1,
+            )
+            notes = [f"the screenshot is {w}x{h} pixels; you are shown its top {MAX_SHOWN_HEIGHT:,} pixels"]
+        sw, sh = image_size(shown)
+        shots.append(Screenshot(data=shown, format=kind, width=sw, height=sh))
         path = getattr(action, "path", None)
         if path is None:
-            return [f"the screenshot is {w}x{h} pixels"]
+            return notes
         if c.workspace is None:
             raise TargetError(
                 "screenshots can be saved only inside the workspace, and this session has none."
@@ -1538,7 +1559,7 @@ class BrowserSession:
             raise TargetError(f"{clip(str(path), 120)!r} is outside the workspace ({root}).")
         dest.parent.mkdir(parents=True, exist_ok=True)
         await asyncio.to_thread(dest.write_bytes, data)
-        return [f"the screenshot ({w}x{h} pixels) was saved as {dest}"]
+        return [*notes, f"the whole screenshot ({w}x{h} pixels) was saved as {dest}"]
 
     async def _open_tab(self, url: str) -> list[str]:
         assert self._context is not None
@@ -1592,6 +1613,8 @@ class BrowserSession:
                     page.goto(url, wait_until=until, timeout=t.navigation * 1000), t.navigation + 1
                 )
                 return [], None
+            if name == "back" and await self._only_blank_behind():
+                return ["there is no page to go back to in this tab's history"], None
             step = {"back": page.go_back, "forward": page.go_forward, "reload": page.reload}[name]
             before = page.url
             response = await self._bounded(
@@ -1608,14 +1631,23 @@ class BrowserSession:
             raise _Navigation(f"the page sent no answer within {t.navigation:g} s.") from e
         if response is None and name in ("back", "forward") and page.url == before and not self._navigating:
             return [f"there is no page to go {name} to in this tab's history"], None
-        if name == "back" and page.url == "about:blank" and before != "about:blank":
-            # the blank page a new tab starts on is not a page the model visited: step over it again
-            with contextlib.suppress(PlaywrightError, _Hung):
-                await self._bounded(
-                    page.go_forward(wait_until=until, timeout=t.navigation * 1000), t.navigation + 1
-                )
-            return ["there is no page to go back to in this tab's history"], None
         return [], None
+
+    async def _only_blank_behind(self) -> bool:
+        """True when going back would land on the blank page the tab began on, or on nothing.
+
+        The tab's history comes from the DevTools protocol; where it cannot be
+        read (a browser without it), the answer is False and back runs as asked.
+        """
+        try:
+            cdp = await self._ensure_cdp()
+            history = await self._bounded(cdp.send("Page.getNavigationHistory"), self.config.timeouts.probe)
+        except (PlaywrightError, _Hung):
+            return False
+        index = int(history.get("currentIndex", 0))
+        entries = history.get("entries", [])
+        behind = entries[:index]
+        return all(str(e.get("url", "")) in ("about:blank", "") for e in behind)
 
     async def _extract(self, name: str, target: Any, action: Any) -> str:
         """Text, cleaned HTML or an attribute of the page, of a target, or of every match (``all``)."""
@@ -1766,6 +1798,7 @@ def _is_favicon(url: str) -> bool:
 
 
 _KEPT_NAVIGATING = "the page kept navigating"
+MAX_SHOWN_HEIGHT = 7_900  # the tallest screenshot shown to a model (some refuse images over 8,000 pixels)
 
 
 def _kept_navigating(hops: int) -> str:

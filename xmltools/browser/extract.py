@@ -8,8 +8,6 @@ cut.  No Playwright here: the controller passes the HTML in.
 
 from __future__ import annotations
 
-import re
-
 import lxml.etree as etree
 import lxml.html
 
@@ -41,26 +39,65 @@ def clean_html(html: str, depth: int = 4) -> str:
     return str(lxml.html.tostring(root, encoding="unicode")).strip()
 
 
+# phrasing elements: below the depth limit their text stays in place, only their tags go
+_INLINE = frozenset(
+    {
+        *("a", "abbr", "b", "bdi", "bdo", "br", "cite", "code", "data", "dfn", "em", "i", "kbd"),
+        *("mark", "q", "s", "samp", "small", "span", "strong", "sub", "sup", "time", "u", "var", "wbr"),
+    }
+)
+
+
 def _elide(el: lxml.html.HtmlElement, depth: int) -> None:
     children = [c for c in el if isinstance(c.tag, str)]
     if depth <= 1 and children:
+        hidden = 0
         for c in children:
-            el.remove(c)
-        tail_text = el.text or ""
-        el.text = tail_text + f"… ({len(children)} child elements not shown)"
+            inline = c.tag.lower() in _INLINE
+            hidden += not inline
+            _replace_with_text(el, c, c.text_content() if inline else "…")
+        tags = len(children) - hidden
+        said = []
+        if hidden:
+            said.append(f"{hidden} child element{'s' if hidden != 1 else ''} not shown")
+        if tags:
+            said.append(f"the tags of {tags} inline element{'s' if tags != 1 else ''} left out")
+        el.text = (el.text or "") + f" ({'; '.join(said)})"
         return
     for c in children:
         _elide(c, depth - 1)
 
 
+def _replace_with_text(parent: lxml.html.HtmlElement, child: lxml.html.HtmlElement, text: str) -> None:
+    """Put ``text`` (and the child's tail) where ``child`` was, then remove it.
+
+    lxml's ``remove`` takes the tail text with the element; here it stays.
+    """
+    prev = child.getprevious()
+    before = (prev.tail if prev is not None else parent.text) or ""
+    if text == "…" and before.rstrip().endswith("…"):
+        text = ""  # one mark for a run of elided blocks
+    joined = before + text + (child.tail or "")
+    if prev is not None:
+        prev.tail = joined
+    else:
+        parent.text = joined
+    parent.remove(child)
+
+
 def normalise_text(text: str) -> str:
-    """Visible text with spaces folded in each line and runs of blank lines reduced to one."""
-    lines = [re.sub(r"[ \t\u00a0]+", " ", line).strip() for line in text.splitlines()]
+    """Visible text with no trailing spaces and runs of blank lines reduced to one.
+
+    Leading spaces stay: the text comes from ``innerText``, which already folds
+    spaces where the page's CSS folds them, so what is left is indentation a
+    reader needs (code blocks).
+    """
+    lines = [line.replace("\u00a0", " ").replace("\t", "    ").rstrip() for line in text.splitlines()]
     out: list[str] = []
     for line in lines:
         if line or (out and out[-1]):
             out.append(line)
-    return "\n".join(out).strip()
+    return "\n".join(out).strip("\n")
 
 
 def cap(text: str, limit: int) -> str:
