@@ -295,3 +295,53 @@ def test_closing_the_last_tab_ends_the_protocol_session() -> None:
         turn = it.handle("<browser_action><action>close_tab</action></browser_action>")
         assert turn.state is State.IDLE
         assert it.handle(CLICK).outcomes[0].violation == "launch_first"
+
+
+def test_a_stale_answer_never_runs_a_newer_identical_call() -> None:
+    fake = FakeBrowser()
+    with Interpreter(full(), browser=fake) as it:
+        it.handle(LAUNCH)
+        first = it.handle(EVAL).approval_required
+        assert first is not None
+        it.approve(first)
+        second = it.handle(EVAL).approval_required
+        assert second is not None and second == first and second is not first
+        with pytest.raises(UsageError, match="not the one waiting"):
+            it.approve(first)
+        assert ran(fake).count("evaluate") == 1
+        it.approve(second)
+        assert ran(fake).count("evaluate") == 2
+
+
+async def test_answers_after_close_are_refused() -> None:
+    it = AsyncInterpreter(full(), browser=FakeBrowser())
+    await it.handle(LAUNCH)
+    held = (await it.handle(EVAL)).approval_required
+    assert held is not None
+    await it.aclose()
+    with pytest.raises(UsageError):
+        await it.approve(held)
+
+
+def test_an_approved_call_that_misses_its_target_counts_toward_the_limit() -> None:
+    from xmltools import MistakeLimitError
+    from xmltools.results import Failure
+
+    miss = Failure(kind="target", message="nothing matches the selector '#gone'.")
+    fake = FakeBrowser(fail={"click": miss})
+    click = "<browser_action><action>click</action><selector>#gone</selector></browser_action>"
+    with Interpreter(full(approval={"mutate": "ask"}, mistake_limit=2), browser=fake) as it:
+        it.handle(LAUNCH)
+        for n in (1, 2):
+            held = it.handle(click).approval_required
+            assert held is not None
+            done = it.approve(held)
+            assert done.mistakes == n
+        assert done.mistake_limit_reached and "2 mistakes in a row" in text(done)
+    cfg = full(approval={"mutate": "ask"}, mistake_limit=1, on_mistake_limit="raise")
+    with Interpreter(cfg, browser=FakeBrowser(fail={"click": miss})) as it:
+        it.handle(LAUNCH)
+        held = it.handle(click).approval_required
+        assert held is not None
+        with pytest.raises(MistakeLimitError):
+            it.approve(held)

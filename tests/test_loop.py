@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -16,8 +17,15 @@ from pydantic import BaseModel
 
 from xmltools import ModelError, UsageError
 from xmltools.config import Config
-from xmltools.interpreter import AsyncInterpreter
-from xmltools.loop import OpenAIModel, apply_image_budget, arun_loop, run_loop, turn_line
+from xmltools.interpreter import AsyncInterpreter, Interpreter
+from xmltools.loop import (
+    OpenAIModel,
+    apply_image_budget,
+    arun_loop,
+    loop_system_prompt,
+    run_loop,
+    turn_line,
+)
 from xmltools.tools import Tool, ToolRegistry
 
 
@@ -307,3 +315,160 @@ def test_cli_run_against_the_local_server(site: str) -> None:
     system = server.requests[0]["messages"][0]
     assert system["role"] == "system" and "browser_action" in system["content"]
     assert server.requests[0]["messages"][1] == {"role": "user", "content": "open the form"}
+
+
+# -- the completion tool, registered by default ------------------------------------------------------
+
+DONE = "<attempt_completion><result>done</result></attempt_completion>"
+
+
+@pytest.fixture
+def made_browsers(monkeypatch: pytest.MonkeyPatch) -> list[FakeBrowser]:
+    """The browsers an interpreter makes on its own are stand-ins here (no Chromium)."""
+    from xmltools.browser import controller
+
+    made: list[FakeBrowser] = []
+
+    def make(config: Any, pool: Any = None) -> FakeBrowser:
+        made.append(FakeBrowser())
+        return made[-1]
+
+    monkeypatch.setattr(controller, "BrowserSession", make)
+    return made
+
+
+def test_completed_with_the_defaults(made_browsers: list[FakeBrowser]) -> None:
+    start = [{"role": "system", "content": loop_system_prompt()}, {"role": "user", "content": "do it"}]
+    res = run_loop(scripted([ba("launch", url="http://127.0.0.1:9/"), ba("close"), DONE]), start)
+    assert res.stop_reason == "completed" and len(res.turns) == 3
+    last = res.turns[-1]
+    assert last.completed and last.ran is not None and last.ran.tool == "attempt_completion"
+    assert "Result: done" in res.messages[-1]["content"][0]["text"]
+    assert len(made_browsers) == 1
+    assert [getattr(a, "action", a) for a in made_browsers[0].actions] == ["launch", "close"]
+    assert made_browsers[0].shutdowns == 1  # the loop closed the interpreter it made
+
+
+def test_the_completion_tool_respects_disabled_actions(made_browsers: list[FakeBrowser]) -> None:
+    config = Config(disabled_actions=["hover"])
+    res = run_loop(scripted([ba("hover", coordinate="1,1"), DONE]), START, config=config)
+    assert res.stop_reason == "completed"
+    refused = res.turns[0].refused[0]
+    assert refused.error is not None and refused.error.code in ("disabled_action", "unknown_action")
+    prompt = loop_system_prompt(config)
+    assert "hover" not in prompt and "hover" in loop_system_prompt() and "<attempt_completion>" in prompt
+
+
+def test_without_the_completion_tool(made_browsers: list[FakeBrowser]) -> None:
+    assert "<attempt_completion>" in loop_system_prompt()
+    assert "attempt_completion" not in loop_system_prompt(completion_tool=None)
+    res = run_loop(
+        scripted([ba("launch", url="http://127.0.0.1:9/"), ba("close"), DONE]), START, completion_tool=None
+    )
+    # unknown to the parser, the call is only text: the model used no tool
+    assert res.stop_reason == "no_tool" and len(res.turns) == 3
+    assert not res.turns[2].calls and not res.turns[2].completed
+    assert res.messages[-1] == {"role": "assistant", "content": DONE}
+
+
+def test_another_completion_tool(made_browsers: list[FakeBrowser]) -> None:
+    class P(BaseModel):
+        answer: str
+
+    finish = Tool("finish", P, lambda p: f"noted: {p.answer}", completes=True)
+    assert "<finish>" in loop_system_prompt(completion_tool=finish)
+    res = run_loop(scripted(["<finish><answer>42</answer></finish>"]), START, completion_tool=finish)
+    assert res.stop_reason == "completed" and "noted: 42" in res.messages[-1]["content"][0]["text"]
+
+
+def test_a_given_interpreter_keeps_its_own_tools() -> None:
+    res = run_loop(scripted([DONE]), START, interpreter=interp())  # its registry has no host tools
+    assert res.stop_reason == "no_tool" and len(res.turns) == 1 and not res.turns[0].calls
+
+
+# -- the synchronous Interpreter ---------------------------------------------------------------------
+
+
+class ThreadBrowser(FakeBrowser):
+    """Records the thread each action ran on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: list[str] = []
+
+    async def run(self, action: Any) -> Any:
+        self.threads.append(threading.current_thread().name)
+        return await super().run(action)
+
+
+def test_run_loop_with_a_sync_interpreter() -> None:
+    browser = ThreadBrowser()
+    seen: list[int] = []
+    with Interpreter(Config(), registry=ToolRegistry([]), browser=browser) as it:
+        res = run_loop(scripted(SCRIPT), START, interpreter=it, on_event=lambda e: seen.append(e.index))
+        assert res.stop_reason == "no_tool" and len(res.turns) == 4
+        assert [t.ran.action for t in res.turns[:3] if t.ran] == ["launch", "click", "close"]
+        assert seen == [0, 1, 2, 3, 4]
+        # the loop ran on the interpreter's own loop thread, where its methods always run
+        assert set(browser.threads) == {"xmltools-interpreter"}
+        assert browser.shutdowns == 0  # the loop leaves an interpreter it was given open
+        turn = it.handle(ba("launch", url="http://127.0.0.1:9/"))
+        assert turn.ran is not None and turn.ran.status == "ok"
+    assert browser.shutdowns == 1
+    with pytest.raises(UsageError, match="closed"):
+        run_loop(scripted(SCRIPT), START, interpreter=it)
+
+
+async def test_run_loop_with_a_sync_interpreter_inside_an_event_loop() -> None:
+    with Interpreter(Config(), registry=ToolRegistry([]), browser=FakeBrowser()) as it:
+        res = run_loop(scripted(SCRIPT), START, interpreter=it)
+        assert res.stop_reason == "no_tool" and len(res.turns) == 4
+        with pytest.raises(UsageError, match=r"run_loop.*\.core"):
+            await arun_loop(scripted(SCRIPT), START, interpreter=it)  # type: ignore[arg-type]
+
+
+# -- the run command's model options and completion tool (OpenAI) ------------------------------------
+
+
+def test_cli_run_passes_model_options(capsys: pytest.CaptureFixture[str]) -> None:
+    from xmltools.cli import main
+
+    server = ScriptedServer(by_turn([DONE]))
+    with server.running() as base:
+        args = ["run", "--base-url", base, "--model", "m", "--task", "t", "--retries", "0"]
+        rc = main(
+            [
+                *args,
+                "--temperature",
+                "0.5",
+                "--max-tokens",
+                "200",
+                "--extra",
+                '{"top_p": 0.5, "seed": 7, "top_k": 3}',
+            ]
+        )
+    out = capsys.readouterr().out
+    assert rc == 0 and "turn 1: attempt_completion: ok" in out and "stopped: completed after 1 turns" in out
+    req = server.requests[0]
+    assert (req["temperature"], req["max_tokens"], req["top_p"], req["seed"]) == (0.5, 200, 0.5, 7)
+    assert req["top_k"] == 3  # not an OpenAI option: sent in the body all the same (vLLM knows it)
+    assert "<attempt_completion>" in req["messages"][0]["content"]
+
+
+def test_cli_run_without_the_completion_tool(capsys: pytest.CaptureFixture[str]) -> None:
+    from xmltools.cli import main
+
+    server = ScriptedServer(by_turn([DONE]))
+    with server.running() as base:
+        rc = main(["run", "--base-url", base, "--model", "m", "--task", "t", "--no-completion-tool"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "turn 1: no tool call" in out and "stopped: no_tool after 1 turns" in out
+    assert "attempt_completion" not in server.requests[0]["messages"][0]["content"]
+    assert "temperature" not in server.requests[0]
+
+
+def test_cli_run_openai_needs_a_base_url(capsys: pytest.CaptureFixture[str]) -> None:
+    from xmltools.cli import main
+
+    assert main(["run", "--model", "m", "--task", "t"]) == 2
+    assert "--base-url is needed" in capsys.readouterr().err

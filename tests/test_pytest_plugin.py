@@ -78,3 +78,26 @@ def test_record_then_replay_then_catch_drift(project: pytest.Pytester) -> None:
         ["*step 4: title expected 'Welcome', got 'Hello'*", "*report: *signin.replay.html*"]
     )
     assert (artifacts / "signin.replay.html").exists()
+
+
+SHARDED = """
+import pathlib, pytest
+
+FLOWS = sorted(pathlib.Path("flows").glob("*.jsonl"))
+
+@pytest.mark.parametrize("flow", FLOWS, ids=[f.stem for f in FLOWS])
+def test_flow(xmltools_replay, flow):
+    result = xmltools_replay(flow, serve="site")
+    assert len(result.steps) == 5
+"""
+
+
+def test_a_corpus_shards_over_two_xdist_workers(project: pytest.Pytester) -> None:
+    """The README's recipe: four transcripts, two workers, each with its own pool and server."""
+    source = project.path / "flows" / "signin.jsonl"
+    for n in range(2, 5):
+        shutil.copy(source, project.path / "flows" / f"signin{n}.jsonl")
+    project.makepyfile(test_sharded=SHARDED)
+    r = project.runpytest_subprocess("-n", "2", "test_sharded.py", "-p", "no:cacheprovider")
+    r.assert_outcomes(passed=4)
+    r.stdout.fnmatch_lines(["*2 workers*"])

@@ -15,6 +15,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from xmltools import ConfigError, ToolUse, parse
+from xmltools.profiles import get_profile
 from xmltools.protocol import Policy, Violation
 from xmltools.render import PROMPTS_DIR, Rendered, Renderer, to_message
 from xmltools.results import ConsoleEntry, Failure, Observation, Point, Screenshot, Viewport
@@ -55,6 +56,12 @@ class NoteParams(BaseModel):
     title: str = Field(description="a short title")
     body: str = Field(description="the note itself")
     pinned: bool = False
+
+
+def full_renderer() -> Renderer:
+    r = Renderer(escape="tools")
+    r.use_profile(get_profile("full"))
+    return r
 
 
 def registry(actions: list[str] | None = None, profile: Literal["roo", "full"] = "roo") -> ToolRegistry:
@@ -132,28 +139,28 @@ CASES: dict[str, Callable[[], Rendered | str]] = {
     "error_launch_first": lambda: R.violation(Violation("launch_first"), "browser_action", "click"),
     "error_nothing_to_close": lambda: R.violation(Violation("nothing_to_close"), "browser_action", "close"),
     "error_close_first": lambda: R.violation(Violation("close_first"), "write_note", None),
-    "error_launch_first_session": lambda: R.violation(
+    "error_launch_first_session": lambda: full_renderer().violation(
         Violation("launch_first"), "browser_action", "click", session="shop", sessions=["default"]
     ),
-    "error_nothing_to_close_session": lambda: R.violation(
+    "error_nothing_to_close_session": lambda: full_renderer().violation(
         Violation("nothing_to_close"), "browser_action", "close", session="shop", sessions=["default", "docs"]
     ),
-    "error_close_first_sessions": lambda: R.violation(
+    "error_close_first_sessions": lambda: full_renderer().violation(
         Violation("close_first"), "write_note", None, sessions=["default", "shop"]
     ),
-    "error_close_first_named": lambda: R.violation(
+    "error_close_first_named": lambda: full_renderer().violation(
         Violation("close_first"), "write_note", None, sessions=["shop"]
     ),
-    "error_too_many_sessions": lambda: R.violation(
+    "error_too_many_sessions": lambda: full_renderer().violation(
         Violation("too_many_sessions"),
         "browser_action",
         "launch",
         session="d",
         sessions=["default", "b", "c"],
     ),
-    "note_idle_closed_session": lambda: R.idle_closed(90, "shop"),
-    "note_auto_closed_sessions": lambda: R.auto_closed("write_note", ["default", "shop"]),
-    "result_browser_sessions": lambda: R.browser_result(
+    "note_idle_closed_session": lambda: full_renderer().idle_closed(90, "shop"),
+    "note_auto_closed_sessions": lambda: full_renderer().auto_closed("write_note", ["default", "shop"]),
+    "result_browser_sessions": lambda: full_renderer().browser_result(
         "click", QUIET.model_copy(update={"sessions": ("default", "shop (this one)")})
     ),
     "error_browser_navigation": lambda: R.browser_failure(
@@ -197,6 +204,16 @@ CASES: dict[str, Callable[[], Rendered | str]] = {
     "note_auto_closed": lambda: R.auto_closed("write_note"),
     "note_idle_closed": lambda: R.idle_closed(60),
     "note_image_dropped": R.image_dropped,
+    "system_aleph": lambda: R.system_prompt(ToolRegistry(profile="aleph"), script_rule="deny"),
+    "system_fractal": lambda: R.system_prompt(ToolRegistry(profile="fractal"), observe="snapshot"),
+    "system_forge_before_a_session": lambda: R.system_prompt(ToolRegistry(profile="forge"), opener_asks=True),
+    "system_forge_with_a_session": lambda: R.system_prompt(
+        ToolRegistry(profile="forge"), open_sessions=["shop"], workspace=True
+    ),
+    "system_forge_fixed_tools": lambda: R.system_prompt(ToolRegistry(profile="forge"), dynamic_tools=False),
+    "result_close_one_of_two": lambda: full_renderer().close_result("shop", ["default"]),
+    "note_tools_opened": lambda: R.tools_changed(ToolRegistry(profile="forge"), opened=True),
+    "note_tools_closed": lambda: R.tools_changed(ToolRegistry(profile="forge"), opened=False),
     "error_denied": lambda: R.denied("browser_action", "evaluate", "script actions are not allowed here"),
     "error_approval_required": lambda: R.approval_required(
         "write_note", None, "the write_note tool (mutate) waits for the host's approval"

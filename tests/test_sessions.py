@@ -194,3 +194,23 @@ def test_roo_has_no_sessions() -> None:
     with Interpreter(browser=FakeBrowser()) as it:
         assert "session" not in it.system_prompt().lower()
         assert "session" not in it.registry.vocabulary.all_params
+
+
+def test_messages_name_the_default_session_when_others_are_open() -> None:
+    now = [0.0]
+    b = Browsers()
+    with Interpreter(Config(profile="full", idle_timeout=10), browser_factory=b, clock=lambda: now[0]) as it:
+        it.handle(launch())
+        it.handle(launch("shop"))
+        now[0] = 6
+        it.handle(ba("click", "shop", coordinate="1,1"))
+        now[0] = 12
+        turn = it.handle(ba("click", "shop", coordinate="1,1"))
+        assert "The browser session default was closed after 10 s" in text(turn)
+        turn = it.handle(ba("close"))  # the default one is closed already; shop is open
+        assert turn.outcomes[0].violation == "nothing_to_close"
+        assert "The open sessions are shop: to close one, name it in <session>" in text(turn)
+    with interp(Browsers(), max_sessions_per_interpreter=1) as it:
+        it.handle(launch("shop"))
+        turn = it.handle(launch())
+        assert "so session default was not started" in text(turn)

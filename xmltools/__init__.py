@@ -17,7 +17,7 @@ from .errors import (
     XmltoolsError,
 )
 from .interpreter import AsyncInterpreter, Interpreter, Turn
-from .loop import LoopResult, OpenAIModel, arun_loop, run_loop
+from .loop import AnthropicModel, LoopResult, OpenAIModel, arun_loop, run_loop
 from .parser import (
     BROWSER_ACTION,
     Block,
@@ -44,6 +44,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BROWSER_ACTION",
     "Allow",
+    "AnthropicModel",
     "ApprovalError",
     "ApprovalPolicy",
     "Ask",

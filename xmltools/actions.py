@@ -29,6 +29,7 @@ asks the file system whether it is a file inside the allowed folders.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Collection, Mapping
@@ -61,12 +62,15 @@ __all__ = [
     "ConsoleLogs",
     "Drag",
     "Evaluate",
+    "ExtractContent",
     "Fill",
+    "FillForm",
     "Forward",
     "GetAttribute",
     "GetHtml",
     "GetText",
     "Hover",
+    "InTab",
     "Launch",
     "ListTabs",
     "Navigate",
@@ -94,11 +98,12 @@ __all__ = [
     "parse_coordinate",
     "parse_ref",
     "parse_size",
+    "parse_tab",
     "selector_kind",
     "target_problem",
 ]
 
-ProfileName: TypeAlias = Literal["roo", "full"]
+ProfileName: TypeAlias = Literal["roo", "full", "aleph", "fractal", "forge"]
 DEFAULT_VIEWPORT = Viewport(width=900, height=600)
 MIN_SIDE, MAX_SIDE = 200, 4096
 MAX_SHOT_SIDE = 16_384  # the largest screenshot Chromium takes; a bound on the W and H of x,y@WxH
@@ -562,15 +567,33 @@ def _text_limit(v: str, info: ValidationInfo, *, empty_ok: bool) -> str:
 
 
 class Launch(ActionModel):
+    """Open the browser at ``url`` (a blank page without one, as some dialects start).
+
+    ``size`` sets the viewport after the start; ``headless`` is what a dialect
+    lets the model ask for, and is not obeyed: the host decides.
+    """
+
     action: Literal["launch"] = "launch"
-    url: str
+    url: str | None = None
+    size: Viewport | None = None
+    headless: bool | None = None
     params: ClassVar[tuple[str, ...]] = ("url",)
     example: ClassVar[dict[str, str]] = {"url": "http://localhost:3000"}
 
     @field_validator("url")
     @classmethod
-    def _check_url(cls, v: str, info: ValidationInfo) -> str:
-        return check_url(v.strip(), _ctx(info))
+    def _check_url(cls, v: str | None, info: ValidationInfo) -> str | None:
+        return None if v is None else check_url(v.strip(), _ctx(info))
+
+    @field_validator("size", mode="before")
+    @classmethod
+    def _size(cls, v: object) -> object:
+        return parse_size(v) if isinstance(v, str) else v
+
+    @field_validator("headless", mode="before")
+    @classmethod
+    def _headless(cls, v: object) -> object:
+        return _flag(v, "headless")
 
 
 class _OnElement(ActionModel):
@@ -894,13 +917,18 @@ class OpenTab(ActionModel):
         return check_url(v.strip(), _ctx(info))
 
 
-def _tab_id(v: object) -> object:
-    if not isinstance(v, str):
-        return v
-    m = _TAB_RE.fullmatch(v)
+def parse_tab(value: str) -> str:
+    """A tab id as the model wrote it (``t2``, ``T2``, ``2``) in its short form, ``t2``."""
+    m = _TAB_RE.fullmatch(value)
     if m is None:
-        raise ValueError(f"{quoted(v, 40)} is not a tab: write a tab id as the tab list shows it, such as t2")
+        raise ValueError(
+            f"{quoted(value, 40)} is not a tab: write a tab id as the tab list shows it, such as t2"
+        )
     return f"t{int(m.group(1))}"
+
+
+def _tab_id(v: object) -> object:
+    return parse_tab(v) if isinstance(v, str) else v
 
 
 class ListTabs(ActionModel):
@@ -1153,6 +1181,94 @@ class Evaluate(ActionModel):
         return s
 
 
+class FillForm(ActionModel):
+    """Fill several fields in order: ``fields`` is a JSON object of selector → value."""
+
+    action: Literal["fill_form"] = "fill_form"
+    fields: tuple[tuple[str, str], ...]
+
+    @field_validator("fields", mode="before")
+    @classmethod
+    def _fields(cls, v: object, info: ValidationInfo) -> object:
+        if not isinstance(v, str):
+            return v
+        try:
+            data = json.loads(v)
+        except json.JSONDecodeError as e:
+            raise ValueError(
+                f"the fields are not JSON ({e.msg} at character {e.pos});"
+                ' write an object such as {"#email": "ada@example.com"}'
+            ) from None
+        if not isinstance(data, dict) or not data:
+            raise ValueError(
+                'the fields must be a JSON object of selector to value, such as {"#email": "ada@example.com"}'
+            )
+        if len(data) > MAX_OPTIONS:
+            raise ValueError(f"{len(data):,} fields at once; at most {MAX_OPTIONS} can be filled in one call")
+        out: list[tuple[str, str]] = []
+        for selector, value in data.items():
+            if not isinstance(value, (str, int, float, bool)) or value is None:
+                raise ValueError(
+                    f"the value for {quoted(selector, 60)} must be text, not {type(value).__name__}"
+                )
+            text = value if isinstance(value, str) else json.dumps(value)
+            out.append((_check_selector(selector, "selector"), _text_limit(text, info, empty_ok=True)))
+        return tuple(out)
+
+
+class ExtractContent(ActionModel):
+    """Forge's one extraction call: ``mode`` text, html or attribute, of one match or (``multiple``) all."""
+
+    action: Literal["extract"] = "extract"
+    selector: str
+    mode: Literal["text", "html", "attribute"] = "text"
+    attribute: str | None = None
+    multiple: bool = False
+
+    @field_validator("selector", mode="before")
+    @classmethod
+    def _sel(cls, v: object) -> object:
+        return _check_selector(v, "selector") if isinstance(v, str) else v
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _mode(cls, v: object) -> object:
+        if isinstance(v, str) and v.strip().lower() not in ("text", "html", "attribute"):
+            raise ValueError(f"{quoted(v, 40)} is not a mode: write text, html or attribute")
+        return v.strip().lower() if isinstance(v, str) else v
+
+    @field_validator("multiple", mode="before")
+    @classmethod
+    def _multiple(cls, v: object) -> object:
+        return _flag(v, "multiple")
+
+    def canonical(self, ctx: ActionContext) -> ActionModel:
+        """The get_text, get_html or get_attribute action this call stands for."""
+        data: dict[str, Any] = {"selector": self.selector, "all": self.multiple}
+        if self.mode == "attribute":
+            if not self.attribute:
+                raise ValueError(
+                    "mode attribute needs <attribute>: the name of the attribute to read, such as href"
+                )
+            return GetAttribute.model_validate({**data, "attribute": self.attribute}, context={"ctx": ctx})
+        if self.attribute:
+            raise ValueError("<attribute> goes only with mode attribute")
+        model = GetText if self.mode == "text" else GetHtml
+        return model.model_validate(data, context={"ctx": ctx})
+
+
+@dataclass(frozen=True)
+class InTab:
+    """An action to run in one tab, for dialects whose every call names its tab (Aleph's tab_id)."""
+
+    tab: str
+    inner: ActionModel
+
+    @property
+    def action(self) -> str:
+        return str(getattr(self.inner, "action", ""))
+
+
 class ScrollDown(ActionModel):
     action: Literal["scroll_down"] = "scroll_down"
 
@@ -1207,7 +1323,8 @@ BrowserAction: TypeAlias = Annotated[
     | ConsoleLogs
     | Wait
     | ScreenshotAction
-    | Evaluate,
+    | Evaluate
+    | FillForm,
     Field(discriminator="action"),
 ]
 

@@ -146,6 +146,7 @@ class ApprovalPolicy:
             raise ConfigError("the approval callback is not callable")
         merged: dict[Category, Rule] = dict(DEFAULT_RULES)
         merged.update(given)  # type: ignore[arg-type]
+        self.given = frozenset(given)  # the categories the host ruled on
         self.rules: Mapping[Category, Rule] = MappingProxyType(merged)
         self.callback = callback
 
@@ -159,9 +160,17 @@ class ApprovalPolicy:
             raise ConfigError(f"tool {tool!r} declares the unknown category {declared!r}")
         return declared
 
-    async def decide(self, call: Any, tool: str, action: str | None, category: Category) -> Decision:
-        """The answer for one call: by its category's rule, and by the callback when the rule asks."""
+    async def decide(
+        self, call: Any, tool: str, action: str | None, category: Category, *, asks: bool = False
+    ) -> Decision:
+        """The answer for one call: by its category's rule, and by the callback when the rule asks.
+
+        ``asks`` marks an action its dialect has ask by default (Forge's session start): it asks
+        unless the host gave a rule for its category.
+        """
         rule = self.rules[category]
+        if asks and category not in self.given:
+            rule = "ask"
         if rule == "allow":
             return Allow()
         if rule == "deny":

@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import BrowserError, UsageError, XmltoolsError
 from .parser import StreamParser, ToolSyntax, parse
@@ -274,32 +274,97 @@ def _load_config(args: argparse.Namespace) -> Config:
     return Config.from_toml(args.config, **overrides) if args.config else Config.from_env(**overrides)
 
 
+# create-call options that the run command sets itself; --extra may not set them
+_RUN_RESERVED = {
+    "model": "--model",
+    "messages": "--task",
+    "stream": "--no-stream",
+    "system": "the system prompt the interpreter writes",
+}
+
+
+def _run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The model's other create-call options: ``--extra``, then ``--temperature`` and ``--max-tokens``."""
+    options: dict[str, Any] = {}
+    if args.extra is not None:
+        try:
+            extra = json.loads(args.extra)
+        except ValueError as e:
+            raise UsageError(
+                f"--extra is not valid JSON ({e}): give an object such as '{{\"top_p\": 0.9}}'"
+            ) from e
+        if not isinstance(extra, dict):
+            raise UsageError(f"--extra must be a JSON object of model options, not {type(extra).__name__}")
+        for key in extra:
+            if key in _RUN_RESERVED:
+                raise UsageError(f"--extra may not set {key!r}: it comes from {_RUN_RESERVED[key]}")
+        options.update(extra)
+    if args.temperature is not None:
+        options["temperature"] = args.temperature
+    if args.max_tokens is not None:
+        if args.max_tokens < 1:
+            raise UsageError("--max-tokens must be at least 1")
+        options["max_tokens"] = args.max_tokens
+    return options
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     import os
 
-    try:
-        import openai
-    except ImportError as e:  # pragma: no cover - the extra is missing
-        raise UsageError("xmltools run needs the openai package: pip install 'xmltools[openai]'") from e
-
-    from .interpreter import AsyncInterpreter
-    from .loop import LoopEvent, OpenAIModel, run_loop, turn_line
-
-    key = "not-needed"
+    options = _run_options(args)  # before anything else: a bad --extra is a one-line error
+    key: str | None = None
     if args.api_key_env:
         if args.api_key_env not in os.environ:
             raise UsageError(f"--api-key-env {args.api_key_env}: that variable is not set")
         key = os.environ[args.api_key_env]
-    elif os.environ.get("OPENAI_API_KEY"):
-        key = os.environ["OPENAI_API_KEY"]
+
+    from .interpreter import AsyncInterpreter
+    from .loop import AnthropicModel, LoopEvent, OpenAIModel, loop_registry, run_loop, turn_line
+    from .tools import COMPLETION_TOOL
+
+    model: OpenAIModel | AnthropicModel
     config = _load_config(args)
-    interp = AsyncInterpreter(config)
+    if args.provider == "anthropic":
+        try:
+            import anthropic
+        except ImportError as e:  # pragma: no cover - the extra is missing
+            raise UsageError(
+                "xmltools run --provider anthropic needs the anthropic package:"
+                " pip install 'xmltools[anthropic]'"
+            ) from e
+        config = config.model_copy(update={"shape": "anthropic"})
+        # without --base-url and --api-key-env the SDK reads ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY
+        client_args: dict[str, Any] = {"max_retries": args.retries}
+        if args.base_url:
+            client_args["base_url"] = args.base_url
+        if key is not None:
+            client_args["api_key"] = key
+        max_tokens = options.pop("max_tokens", 4096)
+        model = AnthropicModel(
+            anthropic.Anthropic(**client_args),
+            args.model,
+            stream=not args.no_stream,
+            max_tokens=max_tokens,
+            **options,
+        )
+    else:
+        try:
+            import openai
+        except ImportError as e:  # pragma: no cover - the extra is missing
+            raise UsageError("xmltools run needs the openai package: pip install 'xmltools[openai]'") from e
+        if not args.base_url:
+            raise UsageError("--base-url is needed with --provider openai, such as http://127.0.0.1:8000/v1")
+        if key is None:
+            key = os.environ.get("OPENAI_API_KEY") or "not-needed"
+        client = openai.OpenAI(base_url=args.base_url, api_key=key, max_retries=args.retries)
+        model = OpenAIModel(client, args.model, stream=not args.no_stream, **options)
+
+    completion = None if args.no_completion_tool else COMPLETION_TOOL
+    interp = AsyncInterpreter(config, registry=loop_registry(config, completion))
     messages = [
         {"role": "system", "content": interp.system_prompt()},
         {"role": "user", "content": args.task},
     ]
-    client = openai.OpenAI(base_url=args.base_url, api_key=key, max_retries=args.retries)
-    model = OpenAIModel(client, args.model, stream=not args.no_stream)
 
     def progress(e: LoopEvent) -> None:
         if e.turn is not None:
@@ -402,16 +467,54 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--remote", default=None, help="a DevTools endpoint (http://127.0.0.1:9222) or 'auto'")
     p.set_defaults(func=cmd_doctor)
 
-    p = sub.add_parser("run", help="run the browser_action loop against an OpenAI-compatible server")
-    p.add_argument("--base-url", required=True, help="such as http://127.0.0.1:8000/v1")
+    p = sub.add_parser(
+        "run", help="run the browser_action loop against an OpenAI-compatible server or Anthropic's API"
+    )
+    p.add_argument(
+        "--provider",
+        choices=["openai", "anthropic"],
+        default="openai",
+        help="openai: any OpenAI-compatible chat server (the default); anthropic: the Messages API"
+        " (with it, results are sent in Anthropic's shape)",
+    )
+    p.add_argument(
+        "--base-url",
+        default=None,
+        help="such as http://127.0.0.1:8000/v1 (needed for openai; anthropic reads ANTHROPIC_BASE_URL"
+        " when it is not given)",
+    )
     p.add_argument("--model", required=True)
-    p.add_argument("--api-key-env", default=None, metavar="VAR", help="the variable holding the API key")
+    p.add_argument(
+        "--api-key-env",
+        default=None,
+        metavar="VAR",
+        help="the variable holding the API key (default: OPENAI_API_KEY or ANTHROPIC_API_KEY)",
+    )
     p.add_argument("--task", required=True, help="what the model should do")
     p.add_argument("--max-turns", type=int, default=20)
     p.add_argument("--config", default=None, metavar="FILE", help="a TOML configuration file")
     p.add_argument("--viewport", default=None, help="WIDTHxHEIGHT")
     p.add_argument("--no-stream", action="store_true", help="ask for whole replies instead of a stream")
     p.add_argument("--retries", type=int, default=2, help="HTTP retries of the client")
+    p.add_argument("--temperature", type=float, default=None, help="the model's sampling temperature")
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the longest reply, in tokens (anthropic's default: 4096)",
+    )
+    p.add_argument(
+        "--extra",
+        default=None,
+        metavar="JSON",
+        help="other options of the model's create call, as a JSON object, such as '{\"top_p\": 0.9}'",
+    )
+    p.add_argument(
+        "--no-completion-tool",
+        action="store_true",
+        help="do not offer attempt_completion (the model then ends by answering without a tool)",
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("demo", help="the main job on the bundled default")

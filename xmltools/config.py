@@ -55,8 +55,10 @@ class Config(BaseModel):
     idle_timeout: float | None = Field(None, gt=0, description="close the browser after this long unused")
 
     # what the model sees and may do
-    profile: Literal["roo", "full"] = Field(
-        "roo", description="roo: the nine classic actions by coordinates; full: refs, selectors, forms"
+    profile: Literal["roo", "full", "aleph", "fractal", "forge"] = Field(
+        "roo",
+        description="roo: the nine classic actions by coordinates; full: refs, selectors, forms, tabs;"
+        " aleph, fractal, forge: those tools' own dialects",
     )
     observe: Literal["screenshot", "snapshot", "both"] = Field(
         "screenshot", description="what each result shows: a screenshot, the ARIA snapshot as text, or both"
@@ -89,6 +91,9 @@ class Config(BaseModel):
     )
     disabled_actions: tuple[str, ...] = Field(
         (), description="browser actions left out of the prompt and refused"
+    )
+    dynamic_tools: bool = Field(
+        True, description="forge: offer the session tools only while a session is open (false: always)"
     )
     max_sessions_per_interpreter: int = Field(
         3, ge=1, description="named browser sessions one interpreter may have open at once (full profile)"

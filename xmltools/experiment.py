@@ -46,6 +46,7 @@ from .transcript import (
 )
 
 __all__ = [
+    "Run",
     "Scores",
     "StubBrowser",
     "TrialStats",
@@ -256,12 +257,13 @@ class StubBrowser:
         return self.open
 
     async def run(self, action: object) -> Observation | Failure | None:
+        action = getattr(action, "inner", action)  # an action in a named tab (InTab)
         if getattr(action, "action", "") == "close":
             self.open = False
             return None
         if isinstance(action, Launch):
             self.open = True
-            self.url = action.url
+            self.url = action.url or "about:blank"
         if isinstance(action, Resize):
             self.viewport = action.size
         mouse: Point | None = action.coordinate if isinstance(action, (Click, Hover)) else None
@@ -322,12 +324,19 @@ class Scores:
         }
 
 
+class Run(list[str]):
+    """One run's assistant messages; ``profile`` is the dialect it was written in (None: the variant's)."""
+
+    profile: str | None = None
+
+
 def load_corpus(paths: Iterable[str | Path]) -> list[list[str]]:
     """Runs of assistant messages, from transcripts or JSONL files of raw outputs.
 
     A raw-output line is ``{"content": "..."}`` (or any record with ``role``
     ``assistant``); an optional ``"run"`` key groups lines into runs, and lines
-    without it form one run per file.
+    without it form one run per file.  A transcript's run keeps the profile
+    (dialect) its header names, and is scored in it.
     """
     runs: list[list[str]] = []
     for p in paths:
@@ -338,7 +347,12 @@ def load_corpus(paths: Iterable[str | Path]) -> list[list[str]]:
             continue
         first = json.loads(lines[0])
         if isinstance(first, dict) and "xmltools_transcript" in first:
-            runs.append([a.content for a in load_transcript(path).assistant_messages])
+            t = load_transcript(path)
+            # a transcript's {base_url} placeholder stands for the site it was recorded on
+            run = Run(a.content.replace("{base_url}", OFFLINE_BASE_URL) for a in t.assistant_messages)
+            profile = t.header.config.get("profile")
+            run.profile = profile if isinstance(profile, str) else None
+            runs.append(run)
             continue
         grouped: dict[str, list[str]] = {}
         for n, line in enumerate(lines, 1):
@@ -356,17 +370,26 @@ def load_corpus(paths: Iterable[str | Path]) -> list[list[str]]:
 
 
 async def score_corpus(runs: Sequence[Sequence[str]], variant: Variant | None = None) -> Scores:
-    """Count what the model's messages do under a variant's configuration (or the defaults)."""
+    """Count what the model's messages do under a variant's configuration (or the defaults).
+
+    A run from a transcript is read in its own dialect unless the variant sets
+    a profile; a call the approval policy would hold is taken as approved.
+    """
     v = variant or Variant.default()
-    cfg = v.make_config()
-    registry = ToolRegistry(list(STANDARD_TOOLS.values()), profile=cfg.profile)
     scores = Scores(v.name)
-    openers = [f"<{t.name}>" for t in registry.vocabulary]
     for run in runs:
+        dialect = getattr(run, "profile", None)
+        cfg = v.make_config()
+        if dialect and "profile" not in v.config:  # a run is scored in the dialect it was written in
+            cfg = cfg.model_copy(update={"profile": dialect})
+        registry = ToolRegistry(list(STANDARD_TOOLS.values()), profile=cfg.profile)
+        openers = [f"<{t.name}>" for t in registry.vocabulary]
         scores.runs += 1
         interp = AsyncInterpreter(cfg, registry=registry, browser=StubBrowser(cfg.viewport))
         for text in run:
             turn = await interp.handle(text)
+            if turn.approval_required is not None:  # scores count the model's calls: the host says yes
+                turn = await interp.approve(turn.approval_required)
             scores.messages += 1
             calls = turn.calls
             scores.calls += len(calls)

@@ -25,6 +25,7 @@ or :meth:`deny`.  Neither a denial nor a held call is the model's mistake.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import time
 from collections.abc import Callable, Coroutine
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_check
 from pydantic import BaseModel
 
 from ._loop import LoopThread
+from .actions import InTab, Launch
 from .approval import Allow, ApprovalPolicy, Ask, Callback, PendingApproval
 from .config import Config
 from .errors import BrowserError, ConfigError, MistakeLimitError, UsageError
@@ -179,6 +181,7 @@ class AsyncInterpreter:
             policy=self.config.policy,
             escape="html" if self.registry.profile.name == "roo" else "tools",
         )
+        self.renderer.use_profile(self.registry.profile)
         # the protocol state of each browser session by name; the default one also counts mistakes
         self.sessions: dict[str, Session] = {DEFAULT_SESSION: self._new_session()}
         self._browsers: dict[str, BrowserLike] = {DEFAULT_SESSION: browser} if browser is not None else {}
@@ -197,6 +200,7 @@ class AsyncInterpreter:
     async def aclose(self) -> None:
         """Close every browser session and release everything.  Safe to call more than once."""
         self._closed = True
+        self._held = None
         for browser in list(self._browsers.values()):
             await browser.shutdown()
         for s in self.sessions.values():
@@ -250,6 +254,10 @@ class AsyncInterpreter:
             max_wait_seconds=c.max_wait_seconds,
             script_rule=self.approval.rules["script"],
             max_sessions=c.max_sessions_per_interpreter,
+            open_sessions=self.open_sessions,
+            dynamic_tools=c.dynamic_tools,
+            opener_asks=self.registry.profile.opener in self.registry.profile.ask
+            and "navigate" not in self.approval.given,
         )
 
     def trim_history(self, messages: list[dict[str, Any]]) -> int:
@@ -264,7 +272,11 @@ class AsyncInterpreter:
             else:
                 from .browser.controller import BrowserConfig, BrowserSession
 
-                browser = BrowserSession(BrowserConfig.from_config(self.config), pool=self.pool)
+                cfg = BrowserConfig.from_config(self.config)
+                if cfg.profile_dir is not None and name != DEFAULT_SESSION:
+                    # each named session keeps its own user data, beside the default one's
+                    cfg = dataclasses.replace(cfg, profile_dir=cfg.profile_dir / "xmltools-sessions" / name)
+                browser = BrowserSession(cfg, pool=self.pool)
             self._browsers[name] = browser
         return browser
 
@@ -305,8 +317,9 @@ class AsyncInterpreter:
                 await browser.close()
             s.browser_lost()
             turn.idle_closed = True
+            others = len(self.sessions) > 1  # name the default session too when there are others
             note = self.renderer.idle_closed(
-                self.config.idle_timeout or 0, None if name == DEFAULT_SESSION else name
+                self.config.idle_timeout or 0, None if name == DEFAULT_SESSION and not others else name
             )
             parts.append(note)
             turn.notes.append(note.text)
@@ -334,7 +347,12 @@ class AsyncInterpreter:
                 parts.append(r)
             turn.outcomes.append(
                 CallOutcome(
-                    broken, "invalid", broken.name, _action_of(broken), error=err, text=r.text if r else ""
+                    broken,
+                    "invalid",
+                    broken.name,
+                    self.registry.written_action(broken),
+                    error=err,
+                    text=r.text if r else "",
                 )
             )
             mistake = True
@@ -357,13 +375,25 @@ class AsyncInterpreter:
 
         if plan.not_run:
             # one note for all of them, however many: it is the first one's text; the rest have none
-            r = self.renderer.not_run([(c.name, _action_of(c)) for c in plan.not_run], ran_name)
+            r = self.renderer.not_run(
+                [(c.name, self.registry.written_action(c)) for c in plan.not_run], ran_name
+            )
             parts.append(r)
             for k, later in enumerate(plan.not_run):
                 turn.outcomes.append(
-                    CallOutcome(later, "not_run", later.name, _action_of(later), text="" if k else r.text)
+                    CallOutcome(
+                        later,
+                        "not_run",
+                        later.name,
+                        self.registry.written_action(later),
+                        text="" if k else r.text,
+                    )
                 )
 
+        return self._finish(turn, parts, mistake=mistake, success=success)
+
+    def _finish(self, turn: Turn, parts: list[Rendered], *, mistake: bool, success: bool) -> Turn:
+        """Count the turn (a success resets the mistakes), note the limit, and put the result together."""
         if success and not mistake:
             self.session.success()
         elif mistake:
@@ -389,15 +419,24 @@ class AsyncInterpreter:
 
     def _session_of(self, call: ToolUse) -> str:
         """The browser session a call names (``default`` when it names none, or for other tools)."""
-        if call.name != BROWSER_TOOL or not self.registry.profile.sessions:
-            return DEFAULT_SESSION
-        return call.params.get("session", "").strip() or DEFAULT_SESSION
+        return self.registry.session_of(call) or DEFAULT_SESSION
+
+    def _event(self, checked: ValidCall) -> Event:
+        """The protocol event of a call: the profile's opener in an idle session is a launch."""
+        if not checked.browser:
+            return Event.OTHER_TOOL
+        event = event_for(BROWSER_TOOL, checked.action)
+        if event is Event.ACTION and checked.opens:
+            s = self.sessions.get(checked.session or DEFAULT_SESSION)
+            if s is None or s.state is State.IDLE:
+                return Event.LAUNCH
+        return event
 
     def _protocol(self, call: ToolUse, checked: ValidCall) -> tuple[Event, Move | Violation]:
         """What the protocol says of a call now, without changing any state."""
-        event = event_for(call.name, checked.action)
+        event = self._event(checked)
         policy = self.session.policy
-        if call.name != BROWSER_TOOL:  # another tool: against every browser session at once
+        if not checked.browser:  # another tool: against every browser session at once
             return event, step(self.state, event, policy)
         name = checked.session or DEFAULT_SESSION
         s = self.sessions.get(name)
@@ -413,16 +452,16 @@ class AsyncInterpreter:
     ) -> tuple[CallOutcome, list[Rendered], bool]:
         name = checked.session or DEFAULT_SESSION
         named = None
-        if call.name == BROWSER_TOOL:
+        if checked.browser:
             named = None if name == DEFAULT_SESSION else name
             s = self.sessions.get(name)
             if s is not None and v.code != "too_many_sessions":
-                s.apply(event_for(call.name, checked.action))  # the table's refusal, kept in its history
+                s.apply(self._event(checked))  # the table's refusal, kept in its history
         return (
-            CallOutcome(call, "refused", call.name, checked.action, violation=v.code, session=named),
+            CallOutcome(call, "refused", call.name, checked.written, violation=v.code, session=named),
             [
                 self.renderer.violation(
-                    v, call.name, checked.action, session=named, sessions=self.open_sessions
+                    v, call.name, checked.written, session=named, sessions=self.open_sessions
                 )
             ],
             False,
@@ -434,7 +473,7 @@ class AsyncInterpreter:
         checked = self.registry.validate(call, ctx)
         if isinstance(checked, CallError):
             return (
-                CallOutcome(call, "invalid", call.name, _action_of(call), error=checked),
+                CallOutcome(call, "invalid", call.name, self.registry.written_action(call), error=checked),
                 [self.renderer.call_error(checked)],
                 False,
             )
@@ -450,12 +489,13 @@ class AsyncInterpreter:
         self, call: ToolUse, checked: ValidCall
     ) -> tuple[CallOutcome, list[Rendered], bool] | None:
         """None when the call may run; otherwise what the model reads of a denial or of a held call."""
-        action = checked.action
+        action = checked.written
         host = self.registry.get(call.name)
-        category = self.approval.category_of(call.name, action, host.category if host else None)
+        category = self.approval.category_of(call.name, checked.action, host.category if host else None)
         if category is None:
             return None
-        decision = await self.approval.decide(checked, call.name, action, category)
+        asks = checked.written in self.registry.profile.ask if checked.browser else False
+        decision = await self.approval.decide(checked, call.name, action, category, asks=asks)
         if isinstance(decision, Allow):
             return None
         if isinstance(decision, Ask):
@@ -478,7 +518,7 @@ class AsyncInterpreter:
         if isinstance(out, Violation):
             return self._refused(call, checked, out)
         parts: list[Rendered] = []
-        if call.name != BROWSER_TOOL:
+        if not checked.browser:
             if out.effect is Effect.CLOSE_THEN_RUN:
                 names = self.open_sessions
                 for name in names:
@@ -492,7 +532,13 @@ class AsyncInterpreter:
         name = checked.session or DEFAULT_SESSION
         move = self.sessions.setdefault(name, self._new_session()).apply(event)
         assert isinstance(move, Move)
+        if event is Event.LAUNCH and not isinstance(checked.args, Launch):  # the dialect's opener
+            checked = replace(checked, args=Launch.model_construct(url=getattr(checked.args, "url", None)))
         outcome, rendered, ok = await self._run_browser(call, checked, name)
+        dynamic = ok and self.registry.profile.dynamic_tools and self.config.dynamic_tools
+        first = event is Event.LAUNCH and self.open_sessions == (name,)
+        if dynamic and (first or (event is Event.CLOSE and not self.open_sessions)):
+            rendered = [*rendered, self.renderer.tools_changed(self.registry, opened=event is Event.LAUNCH)]
         return outcome, parts + rendered, ok
 
     # -- the host's answer to a held call -------------------------------------------------
@@ -500,12 +546,15 @@ class AsyncInterpreter:
     async def approve(self, pending: PendingApproval | ToolUse) -> Turn:
         """Run the call held for approval; the returned Turn replaces the one that held it."""
         held = self._take(pending)
+        self.renderer.guard(t.name for t in self.registry.vocabulary)
         call = held.pending.call
         turn = replace(held.turn, approval_required=None)
         ctx = self.config.action_context(self._viewport_of(self._session_of(call)))
         checked = self.registry.validate(call, ctx)
         if isinstance(checked, CallError):  # the viewport changed under a coordinate, say
-            outcome = CallOutcome(call, "invalid", call.name, _action_of(call), error=checked)
+            outcome = CallOutcome(
+                call, "invalid", call.name, self.registry.written_action(call), error=checked
+            )
             return self._answered(held, turn, outcome, [self.renderer.call_error(checked)], ok=False)
         outcome, rendered, ok = await self._execute(call, checked, turn)
         return self._answered(held, turn, outcome, rendered, ok=ok)
@@ -523,13 +572,17 @@ class AsyncInterpreter:
         return self._answered(held, turn, outcome, [self.renderer.denied(p.tool, p.action, reason)], ok=False)
 
     def _take(self, pending: PendingApproval | ToolUse) -> _Held:
+        if self._closed:
+            raise UsageError("this interpreter is closed")
         held = self._held
         if held is None:
             raise UsageError(
                 "no call is waiting for approval (a newer message, or an earlier answer, ended the wait)"
             )
-        if pending is not held.pending and pending is not held.pending.call and pending != held.pending:
-            raise UsageError("that call is not the one waiting for approval")
+        if pending is not held.pending and pending is not held.pending.call:  # the very objects: a stale
+            raise UsageError(
+                "that call is not the one waiting for approval"
+            )  # copy must not run a newer call
         self._held = None
         return held
 
@@ -542,26 +595,24 @@ class AsyncInterpreter:
         turn.outcomes = [
             replace(outcome, text=text) if o.status == "pending" else o for o in held.turn.outcomes
         ]
-        if outcome.status in ("invalid", "refused") or _wrong_target(outcome):
+        mistake = outcome.status in ("invalid", "refused") or _wrong_target(outcome)
+        # the asking turn already counted its own mistakes (and noted the limit if it got there):
+        # only this call's outcome is new
+        if mistake and held.turn.mistake_limit_reached:
             self.session.mistake()
-        elif ok and not held.mistake:
-            self.session.success()
-        turn.parts = parts
-        turn.state = self.state
-        turn.sessions = self.open_sessions
-        turn.mistakes = self.session.mistakes
-        turn.result = to_message(parts, self.config.shape) if parts else None
-        return turn
+            mistake = False  # the limit is noted already
+        return self._finish(turn, parts, mistake=mistake, success=ok and not held.mistake)
 
     async def _run_browser(
         self, call: ToolUse, checked: ValidCall, name: str
     ) -> tuple[CallOutcome, list[Rendered], bool]:
-        action = checked.action or ""
+        action = checked.written or checked.action or ""
         named = None if name == DEFAULT_SESSION else name
         s = self.sessions[name]
         browser = self._browser_session(name)
+        to_run: object = checked.args if checked.tab is None else InTab(checked.tab, checked.args)  # type: ignore[arg-type]
         try:
-            result = await browser.run(checked.args)
+            result = await browser.run(to_run)
         except BrowserError:
             s.browser_lost()  # the host's problem: raised to the host, the state stays sound
             raise
@@ -582,7 +633,7 @@ class AsyncInterpreter:
                 s.browser_lost()
             return (
                 CallOutcome(call, "ok", call.name, action, session=named),
-                [self.renderer.close_result()],
+                [self.renderer.close_result(name, self.open_sessions)],
                 True,
             )
         open_now = self.open_sessions
@@ -710,10 +761,6 @@ def _too_large(blocks: list[Any]) -> bool:
 def _wrong_target(outcome: CallOutcome) -> bool:
     """A browser failure that is the model's mistake: the element it named could not be acted on."""
     return outcome.status == "failed" and outcome.failure is not None and outcome.failure.kind == "target"
-
-
-def _action_of(call: ToolUse) -> str | None:
-    return call.params.get("action") if call.name == BROWSER_TOOL else None
 
 
 def _describe(value: object) -> str:

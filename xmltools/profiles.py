@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 from .actions import (
     TARGET_KINDS,
@@ -37,7 +37,9 @@ from .actions import (
     ConsoleLogs,
     Drag,
     Evaluate,
+    ExtractContent,
     Fill,
+    FillForm,
     Forward,
     GetAttribute,
     GetHtml,
@@ -67,15 +69,26 @@ from .errors import ConfigError
 from .parser import BROWSER_ACTION, ToolSyntax
 
 __all__ = [
+    "ALEPH",
     "DEFAULT_SESSION",
+    "FORGE",
+    "FRACTAL",
     "FULL",
     "PROFILES",
     "ROO",
     "ActionForm",
     "Profile",
     "ProfileName",
+    "format_call",
     "get_profile",
 ]
+
+
+def format_call(tool: str, params: Mapping[str, str]) -> str:
+    """A call written out, one parameter per line."""
+    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in params.items())
+    return f"<{tool}>\n{inner}</{tool}>"
+
 
 DEFAULT_SESSION = "default"  # the session a call without <session> acts on (the only one in roo)
 TARGET_PARAMS = ("coordinate", "ref", "selector", "frame")
@@ -106,6 +119,26 @@ class ActionForm:
     destination: bool = False
     example: Mapping[str, str] = field(default_factory=dict)
     selector_example: str = 'role=button[name="Send"]'
+    # a dialect's own words: its parameter names -> the canonical ones, values it fixes,
+    # values it assumes when the model leaves them out
+    renames: Mapping[str, str] = field(default_factory=dict)
+    fixed: Mapping[str, str] = field(default_factory=dict)
+    defaults: Mapping[str, str] = field(default_factory=dict)
+    opens: bool = False  # with no session open, this action opens one (Fractal's navigate)
+    session_param: str | None = None  # the parameter naming the session, when not the profile's
+    in_tab: bool = True  # the profile's tab parameter applies to this action
+
+    def canonical_params(self, params: Mapping[str, str]) -> dict[str, str]:
+        """The call's parameters under their canonical names, with the dialect's fixed values and defaults."""
+        out = {**self.defaults, **{self.renames.get(k, k): v for k, v in params.items()}}
+        out.update(self.fixed)
+        return out
+
+    def dialect_words(self, text: str) -> str:
+        """A message written with canonical parameter names, in the dialect's names instead."""
+        for mine, canonical in self.renames.items():
+            text = text.replace(f"<{canonical}>", f"<{mine}>")
+        return text
 
     def example_params(self, kind: str | None = None) -> dict[str, str]:
         """The example's parameters, with its target written as ``kind`` (coordinate, ref or selector)."""
@@ -135,17 +168,76 @@ class ActionForm:
 
 @dataclass(frozen=True)
 class Profile:
-    """A dialect: its actions (in the order the prompt lists them), its parser syntax, its prompt."""
+    """A dialect: its actions (in the order the prompt lists them), its tools, its prompt, its protocol words.
+
+    With ``action_param`` set, the dialect has one tool whose ``<action>``
+    names the action (roo, full, aleph, fractal); without it, every action is
+    a tool of its own, named as the action (forge).
+    """
 
     name: ProfileName
     actions: Mapping[str, ActionForm]
-    syntax: ToolSyntax
-    template: str  # the system prompt's section for browser_action
-    sessions: bool = False  # every call may name a <session>; without one it acts on "default"
+    tools: tuple[ToolSyntax, ...]
+    template: str  # the system prompt's section for the browser tool(s)
+    sessions: bool = False  # calls may name a session; without one they act on "default"
+    action_param: str | None = "action"
+    session_param: str = "session"
+    session_required: bool = False  # every call names its session: there is no default one
+    tab_param: str | None = None  # a parameter any call may carry: the tab to act in
+    opener: str = "launch"  # the action that opens a session
+    closer: str = "close"  # the action that ends one
+    open_example: Mapping[str, str] = field(default_factory=lambda: {"url": "http://localhost:3000/"})
+    ask: frozenset[str] = frozenset()  # actions that ask for approval unless the host ruled on their category
+    dynamic_tools: bool = False  # before a session is open, only the opener is offered
+    label: str = "browser_action"  # how results name the browser tool
 
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(self.actions)
+
+    @property
+    def syntax(self) -> ToolSyntax:
+        """The first (for most dialects, the only) browser tool's syntax."""
+        return self.tools[0]
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.tools)
+
+    def action_of(self, tool: str, params: Mapping[str, str]) -> str | None:
+        """The dialect's action a call names, or None for a tool that is not this profile's."""
+        if tool not in self.tool_names:
+            return None
+        if self.action_param is None:
+            return tool
+        return params.get(self.action_param, "").strip()
+
+    def call_text(self, action: str, params: Mapping[str, str]) -> str:
+        """A call of ``action`` written in the dialect, one parameter per line."""
+        if self.action_param is None:
+            return format_call(action, params)
+        return format_call(self.tools[0].name, {self.action_param: action, **params})
+
+    def session_param_of(self, action: str) -> str | None:
+        """The parameter that names the session for ``action`` (None: this dialect has no sessions)."""
+        if not self.sessions:
+            return None
+        form = self.actions.get(action)
+        return (form.session_param if form is not None else None) or self.session_param
+
+    def open_call(self, session: str | None = None) -> str:
+        params = dict(self.open_example)
+        sp = self.session_param_of(self.opener)
+        if session is not None and sp is not None:
+            params[sp] = session
+        return self.call_text(self.opener, params)
+
+    def close_call(self, session: str | None = None) -> str:
+        params: dict[str, str] = {}
+        sp = self.session_param_of(self.closer)
+        if session is not None and sp is not None:
+            params[sp] = session
+        return self.call_text(self.closer, params)
 
 
 def _classic(model: type[ActionModel]) -> ActionForm:
@@ -161,7 +253,7 @@ ROO = Profile(
             for m in (Launch, Click, Hover, Type, Press, ScrollDown, ScrollUp, Resize, Close)
         }
     ),
-    BROWSER_ACTION,
+    (BROWSER_ACTION,),
     "system/browser_action.j2",
 )
 
@@ -290,47 +382,320 @@ FULL = Profile(
             "close": _classic(Close),
         }
     ),
-    ToolSyntax(
-        "browser_action",
-        (
-            "action",
-            "url",
-            "coordinate",
-            "ref",
-            "selector",
-            "frame",
-            "text",
-            "value",
-            "path",
-            "direction",
-            "depth",
-            "find",
-            "to_coordinate",
-            "to_ref",
-            "to_selector",
-            "size",
-            "wait_until",
-            "tab",
-            "all",
-            "attribute",
-            "state",
-            "seconds",
-            "full_page",
-            "format",
-            "script",
-            "session",
+    (
+        ToolSyntax(
+            "browser_action",
+            (
+                "action",
+                "url",
+                "coordinate",
+                "ref",
+                "selector",
+                "frame",
+                "text",
+                "value",
+                "path",
+                "direction",
+                "depth",
+                "find",
+                "to_coordinate",
+                "to_ref",
+                "to_selector",
+                "size",
+                "wait_until",
+                "tab",
+                "all",
+                "attribute",
+                "state",
+                "seconds",
+                "full_page",
+                "format",
+                "script",
+                "session",
+            ),
+            frozenset({"text"}),
         ),
-        frozenset({"text"}),
     ),
     "system/browser_action_full.j2",
     sessions=True,
 )
 
-PROFILES: Mapping[str, Profile] = MappingProxyType({"roo": ROO, "full": FULL})
+# -- the seeds' dialects ---------------------------------------------------------------
+
+_ALEPH_TARGET = {"ref_id": "ref"}
+ALEPH = Profile(
+    "aleph",
+    MappingProxyType(
+        {
+            "start": ActionForm(Launch, ("headless",), in_tab=False),
+            "stop": ActionForm(Close, in_tab=False),
+            "open_tab": ActionForm(
+                OpenTab, ("url",), ("url",), example={"url": "http://localhost:3000/help"}, in_tab=False
+            ),
+            "close_tab": ActionForm(
+                CloseTab,
+                ("tab_id",),
+                ("tab_id",),
+                example={"tab_id": "t2"},
+                renames={"tab_id": "tab"},
+                in_tab=False,
+            ),
+            "list_tabs": ActionForm(ListTabs, in_tab=False),
+            "navigate": ActionForm(
+                Navigate, ("url",), ("url",), example={"tab_id": "t1", "url": "http://localhost:3000/cart"}
+            ),
+            "click": ActionForm(
+                Click,
+                ("ref_id", "selector"),
+                example={"tab_id": "t1", "ref_id": "e12"},
+                renames=_ALEPH_TARGET,
+            ),
+            "hover": ActionForm(
+                Hover,
+                ("ref_id", "selector"),
+                example={"tab_id": "t1", "ref_id": "e12"},
+                renames=_ALEPH_TARGET,
+            ),
+            "type": ActionForm(
+                Type,
+                ("ref_id", "selector", "text"),
+                ("text",),
+                example={"tab_id": "t1", "ref_id": "e12", "text": " and more"},
+                renames=_ALEPH_TARGET,
+            ),
+            "fill": ActionForm(
+                Fill,
+                ("ref_id", "selector", "text"),
+                ("text",),
+                example={"tab_id": "t1", "selector": "#email", "text": "ada@example.com"},
+                renames=_ALEPH_TARGET,
+            ),
+            "scroll": ActionForm(
+                Scroll, ("direction",), ("direction",), example={"tab_id": "t1", "direction": "down"}
+            ),
+            "screenshot": ActionForm(ScreenshotAction, ("full_page",), example={"tab_id": "t1"}),
+            "snapshot": ActionForm(Snapshot, example={"tab_id": "t1"}),
+            "evaluate": ActionForm(
+                Evaluate,
+                ("js",),
+                ("js",),
+                example={"tab_id": "t1", "js": "document.title"},
+                renames={"js": "script"},
+            ),
+        }
+    ),
+    (
+        ToolSyntax(
+            "browser",
+            (
+                "action",
+                "headless",
+                "url",
+                "tab_id",
+                "ref_id",
+                "selector",
+                "text",
+                "direction",
+                "full_page",
+                "js",
+            ),
+            frozenset({"text"}),
+        ),
+    ),
+    "system/browser_aleph.j2",
+    tab_param="tab_id",
+    opener="start",
+    closer="stop",
+    open_example={},
+    label="browser",
+)
+
+_SEL = ("selector",)
+FRACTAL = Profile(
+    "fractal",
+    MappingProxyType(
+        {
+            "navigate": ActionForm(
+                Navigate,
+                ("url", "waitUntil"),
+                ("url",),
+                example={"url": "http://localhost:3000/"},
+                renames={"waitUntil": "wait_until"},
+                defaults={"wait_until": "load"},
+                opens=True,
+            ),
+            "go_back": ActionForm(Back),
+            "go_forward": ActionForm(Forward),
+            "click": ActionForm(Click, _SEL, _SEL, example={"selector": "#send"}),
+            "hover": ActionForm(Hover, _SEL, _SEL, example={"selector": "nav .menu"}),
+            "fill": ActionForm(
+                Fill,
+                ("selector", "value"),
+                ("selector", "value"),
+                example={"selector": "#email", "value": "ada@example.com"},
+                renames={"value": "text"},
+            ),
+            "select": ActionForm(
+                Select,
+                ("selector", "value"),
+                ("selector", "value"),
+                example={"selector": "#size", "value": "Large"},
+            ),
+            "drag": ActionForm(
+                Drag,
+                ("selector", "targetSelector"),
+                ("selector", "targetSelector"),
+                example={"selector": "#card", "targetSelector": "#done"},
+                renames={"targetSelector": "to_selector"},
+            ),
+            "press_key": ActionForm(
+                Press, ("key", "selector"), ("key",), example={"key": "Enter"}, renames={"key": "text"}
+            ),
+            "delete": ActionForm(Press, _SEL, example={"selector": "#email"}, fixed={"text": "Delete"}),
+            "get_visible_text": ActionForm(GetText, _SEL, example={"selector": "main"}),
+            "get_html": ActionForm(
+                GetHtml, ("selector", "depth"), example={"selector": "form", "depth": "4"}
+            ),
+            "screenshot": ActionForm(ScreenshotAction),
+            "evaluate": ActionForm(
+                Evaluate,
+                ("value",),
+                ("value",),
+                example={"value": "document.title"},
+                renames={"value": "script"},
+            ),
+            "console_logs": ActionForm(ConsoleLogs),
+            "iframe_click": ActionForm(
+                Click,
+                ("frameSelector", "selector"),
+                ("frameSelector", "selector"),
+                example={"frameSelector": "iframe#pay", "selector": "#confirm"},
+                renames={"frameSelector": "frame"},
+            ),
+            "iframe_fill": ActionForm(
+                Fill,
+                ("frameSelector", "selector", "value"),
+                ("frameSelector", "selector", "value"),
+                example={"frameSelector": "iframe#pay", "selector": "#card", "value": "4242"},
+                renames={"frameSelector": "frame", "value": "text"},
+            ),
+            "upload_file": ActionForm(
+                Upload,
+                ("selector", "filePath"),
+                ("selector", "filePath"),
+                example={"selector": "#file", "filePath": "report.pdf"},
+                renames={"filePath": "path"},
+            ),
+            "click_and_switch_tab": ActionForm(Click, _SEL, _SEL, example={"selector": "a.help"}),
+            "close": ActionForm(CloseTab),
+        }
+    ),
+    (
+        ToolSyntax(
+            "webBrowser",
+            (
+                "action",
+                "url",
+                "waitUntil",
+                "selector",
+                "value",
+                "targetSelector",
+                "key",
+                "depth",
+                "frameSelector",
+                "filePath",
+            ),
+            frozenset({"value"}),
+        ),
+    ),
+    "system/browser_fractal.j2",
+    opener="navigate",
+    label="webBrowser",
+)
+
+
+def _forge(
+    model: type[ActionModel], params: tuple[str, ...], required: tuple[str, ...], **kw: Any
+) -> ActionForm:
+    return ActionForm(model, params, required, **kw)
+
+
+FORGE = Profile(
+    "forge",
+    MappingProxyType(
+        {
+            "start_browser_session": _forge(
+                Launch,
+                ("headless", "viewport"),
+                (),
+                renames={"viewport": "size"},
+                session_param="name",
+                example={"name": "shop"},
+            ),
+            "close_browser_session": _forge(Close, (), (), session_param="name", example={"name": "shop"}),
+            "browser_navigate": _forge(
+                Navigate,
+                ("url", "wait_until"),
+                ("url",),
+                example={"session": "shop", "url": "http://localhost:3000/"},
+            ),
+            "browser_click": _forge(Click, _SEL, _SEL, example={"session": "shop", "selector": "#send"}),
+            "browser_fill_form": _forge(
+                FillForm,
+                ("fields",),
+                ("fields",),
+                example={"session": "shop", "fields": '{"#email": "ada@example.com", "#city": "Oslo"}'},
+            ),
+            "browser_wait": _forge(
+                Wait,
+                ("selector", "navigation", "timeout"),
+                (),
+                example={"session": "shop", "selector": "#results"},
+                renames={"navigation": "url", "timeout": "seconds"},
+            ),
+            "browser_extract_content": _forge(
+                ExtractContent,
+                ("selector", "mode", "attribute", "multiple"),
+                ("selector",),
+                example={"session": "shop", "selector": "main", "mode": "text"},
+            ),
+            "browser_screenshot": _forge(
+                ScreenshotAction,
+                ("selector", "full_page", "path"),
+                (),
+                example={"session": "shop", "full_page": "true"},
+            ),
+        }
+    ),
+    (
+        ToolSyntax("start_browser_session", ("name", "headless", "viewport")),
+        ToolSyntax("close_browser_session", ("name",)),
+        ToolSyntax("browser_navigate", ("session", "url", "wait_until")),
+        ToolSyntax("browser_click", ("session", "selector")),
+        ToolSyntax("browser_fill_form", ("session", "fields")),
+        ToolSyntax("browser_wait", ("session", "selector", "navigation", "timeout")),
+        ToolSyntax("browser_extract_content", ("session", "selector", "mode", "attribute", "multiple")),
+        ToolSyntax("browser_screenshot", ("session", "selector", "full_page", "path")),
+    ),
+    "system/browser_forge.j2",
+    sessions=True,
+    action_param=None,
+    session_required=True,
+    opener="start_browser_session",
+    closer="close_browser_session",
+    open_example={},
+    ask=frozenset({"start_browser_session"}),
+    dynamic_tools=True,
+    label="the browser_* tools",
+)
+
+PROFILES: Mapping[str, Profile] = MappingProxyType(
+    {"roo": ROO, "full": FULL, "aleph": ALEPH, "fractal": FRACTAL, "forge": FORGE}
+)
 
 
 def get_profile(profile: str | Profile) -> Profile:
-    """A profile by name (``"roo"`` or ``"full"``), or the profile given."""
+    """A profile by name (roo, full, aleph, fractal, forge), or the profile given."""
     if isinstance(profile, Profile):
         return profile
     found = PROFILES.get(profile) if isinstance(profile, str) else None

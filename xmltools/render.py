@@ -21,6 +21,7 @@ from typing import Any, Literal
 import jinja2
 
 from .errors import ConfigError
+from .profiles import DEFAULT_SESSION, ROO, Profile
 from .protocol import Policy, Violation
 from .quoting import shorten
 from .results import Failure, Observation, Screenshot, Viewport
@@ -130,11 +131,21 @@ class Renderer:
             keep_trailing_newline=False,
         )
         self.escape = escape
+        self.profile: Profile = ROO
         self._guarded: frozenset[str] = frozenset({BROWSER_TOOL})
         self.env.filters["page"] = neutralize if escape == "html" else self._neutralize_tools
         self.env.filters["sentence"] = sentence
         self.env.filters["count"] = _count
         self.policy = Policy(policy)
+
+    def use_profile(self, profile: Profile) -> None:
+        """Write the protocol's hints in ``profile``'s dialect (its tool, its opener and closer)."""
+        self.profile = profile
+
+    def tools_changed(self, registry: ToolRegistry, *, opened: bool) -> Rendered:
+        """For dialects with dynamic tools: the tools a session start made available, or a close took away."""
+        tools = [a for a in registry.actions if a not in (registry.profile.opener,)]
+        return Rendered("note", self.render("note/tools_changed.j2", opened=opened, tools=tools))
 
     def guard(self, names: Iterable[str]) -> None:
         """The tool names whose tags page text must never open or close (``escape="tools"``)."""
@@ -149,7 +160,7 @@ class Renderer:
         try:
             template = self.env.get_template(name)
             text = template.render(
-                tool=context.pop("tool", BROWSER_TOOL), policy=self.policy.value, **context
+                tool=context.pop("tool", self.profile.label), policy=self.policy.value, **context
             )
         except jinja2.TemplateNotFound as e:
             raise ConfigError(f"no template named {e.name!r}") from e
@@ -184,6 +195,9 @@ class Renderer:
         max_wait_seconds: float = 10.0,
         script_rule: str = "ask",
         max_sessions: int = 3,
+        open_sessions: Sequence[str] = (),
+        dynamic_tools: bool = True,
+        opener_asks: bool = False,
     ) -> str:
         """The tools' sections of a system prompt: browser_action (if enabled), then each host tool.
 
@@ -193,7 +207,9 @@ class Renderer:
         ``upload_folders`` where the files of ``upload`` may come from;
         ``workspace`` whether screenshots can be saved, ``max_wait_seconds`` the
         longest wait, ``script_rule`` the approval rule of ``evaluate``, and
-        ``max_sessions`` how many named sessions may be open at once.
+        ``max_sessions`` how many named sessions may be open at once.  A dialect
+        with dynamic tools (forge) lists only its opener while ``open_sessions``
+        is empty, unless ``dynamic_tools`` is false.
         """
         registry = registry or ToolRegistry()
         parts: list[str] = []
@@ -201,6 +217,7 @@ class Renderer:
             parts.append(
                 self.render(
                     registry.profile.template,
+                    tool=registry.profile.label,
                     viewport=viewport,
                     actions=list(registry.actions),
                     file_urls=file_urls,
@@ -210,6 +227,11 @@ class Renderer:
                     max_wait_seconds=f"{max_wait_seconds:g}",
                     script_rule=script_rule,
                     max_sessions=max_sessions,
+                    only_opener=registry.profile.dynamic_tools and dynamic_tools and not open_sessions,
+                    dynamic_tools=registry.profile.dynamic_tools and dynamic_tools,
+                    opener=registry.profile.opener,
+                    opener_asks=opener_asks,
+                    open_call=registry.profile.open_call("shop" if registry.profile.sessions else None),
                 )
             )
         for t in registry.host_tools:
@@ -226,8 +248,17 @@ class Renderer:
     def browser_result(self, action: str, obs: Observation) -> Rendered:
         return Rendered("result", self.render("result/browser.j2", action=action, obs=obs), obs.screenshot)
 
-    def close_result(self) -> Rendered:
-        return Rendered("result", self.render("result/close.j2"))
+    def close_result(self, closed: str | None = None, still_open: Sequence[str] = ()) -> Rendered:
+        """The browser (or the session ``closed``) was closed; ``still_open`` are the sessions left."""
+        return Rendered(
+            "result",
+            self.render(
+                "result/close.j2",
+                closed=closed or DEFAULT_SESSION,
+                still_open=list(still_open),
+                opener=self.profile.opener,
+            ),
+        )
 
     def tool_result(self, tool: str, output: object) -> Rendered:
         return Rendered("result", self.render("result/tool.j2", tool=tool, output=str(output)))
@@ -245,6 +276,7 @@ class Renderer:
         sessions: Sequence[str] = (),
     ) -> Rendered:
         """A protocol refusal; ``session``: a session other than the default; ``sessions``: the open ones."""
+        p = self.profile
         return Rendered(
             "error",
             self.render(
@@ -254,6 +286,14 @@ class Renderer:
                 action=action or called,
                 session=session,
                 sessions=list(sessions),
+                opener=p.opener,
+                closer=p.closer,
+                launch_call=p.open_call(session),
+                close_call=p.close_call(
+                    sessions[0] if len(sessions) == 1 and sessions[0] != DEFAULT_SESSION else None
+                ),
+                default=DEFAULT_SESSION,
+                session_param=p.session_param_of(p.closer) or p.session_param,
             ),
         )
 

@@ -13,14 +13,15 @@ registry.  Pure: neither Playwright nor Jinja2 is imported.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, TypeAlias
 
 from pydantic import BaseModel, Field, ValidationError
 
 from .actions import (
     DEFAULT_VIEWPORT,
+    TARGET_KINDS,
     ActionContext,
     ActionModel,
     BrowserAction,
@@ -45,12 +46,13 @@ from .actions import (
     normalize_keys,
     parse_coordinate,
     parse_size,
+    parse_tab,
     selector_kind,
 )
 from .approval import CATEGORIES
 from .errors import ConfigError
 from .parser import ToolSyntax, ToolUse, Vocabulary
-from .profiles import ROO, Profile, get_profile
+from .profiles import ROO, ActionForm, Profile, format_call, get_profile
 from .quoting import quoted, shorten
 
 __all__ = [
@@ -171,14 +173,19 @@ class CallError:
 @dataclass(frozen=True)
 class ValidCall:
     tool: str
-    args: BaseModel  # a browser action model, or the host tool's parameter model
+    args: BaseModel  # a canonical browser action model, or the host tool's parameter model
     block: ToolUse = field(compare=False)
-    session: str | None = None  # the <session> a browser call named (profiles with sessions)
+    session: str | None = None  # the session a browser call named (profiles with sessions)
+    browser: bool = False  # a call of the profile's browser tool(s)
+    written: str | None = None  # the action as the dialect named it (fractal's get_visible_text)
+    tab: str | None = None  # the tab the call acts in (dialects with a tab parameter)
+    opens: bool = False  # with no session open, this call opens one (fractal's navigate)
 
     @property
     def action(self) -> str | None:
+        """The canonical action (launch, click, get_text, …) of a browser call; None for a host tool."""
         a = getattr(self.args, "action", None)
-        return a if self.tool == BROWSER_TOOL and isinstance(a, str) else None
+        return a if self.browser and isinstance(a, str) else None
 
 
 class CompletionParams(BaseModel):
@@ -198,12 +205,6 @@ COMPLETION_TOOL = Tool(
     completes=True,
 )
 STANDARD_TOOLS: dict[str, Tool] = {COMPLETION_TOOL.name: COMPLETION_TOOL}
-
-
-def format_call(tool: str, params: Mapping[str, str]) -> str:
-    """A call written out in the dialect, one parameter per line."""
-    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in params.items())
-    return f"<{tool}>\n{inner}</{tool}>"
 
 
 class ToolRegistry:
@@ -230,8 +231,9 @@ class ToolRegistry:
         unknown = [a for a in acts if a not in self.profile.actions]
         if unknown:
             raise ConfigError(f"unknown browser actions {unknown}; known: {', '.join(names)}")
-        if browser and ("launch" not in acts or "close" not in acts):
-            raise ConfigError("the launch and close actions cannot be turned off")
+        p = self.profile
+        if browser and (p.opener not in acts or (p.closer in names and p.closer not in acts)):
+            raise ConfigError(f"the {p.opener} and {p.closer} actions cannot be turned off")
         self.actions: tuple[str, ...] = tuple(a for a in names if a in acts)
         self._tools: dict[str, Tool] = {}
         self._vocab: Vocabulary | None = None
@@ -287,23 +289,40 @@ class ToolRegistry:
         if self._vocab is None:
             syn = [t.syntax() for t in self._tools.values()]
             if self.browser:
-                syn.insert(0, self.profile.syntax)
+                syn[:0] = self.profile.tools
             self._vocab = Vocabulary(syn)
         return self._vocab
 
     # validation
 
+    def is_browser(self, tool: str) -> bool:
+        """Whether ``tool`` is one of the profile's browser tools (and the browser is offered)."""
+        return self.browser and tool in self.profile.tool_names
+
+    def written_action(self, call: ToolUse) -> str | None:
+        """The action a browser call names, as written (None for a host tool)."""
+        if not self.is_browser(call.name):
+            return None
+        return self.profile.action_of(call.name, call.params) or None
+
+    def session_of(self, call: ToolUse) -> str | None:
+        """The session a browser call names, as written and trimmed (None when it names none)."""
+        action = self.written_action(call)
+        param = self.profile.session_param_of(action or "") if action is not None else None
+        value = call.params.get(param, "").strip() if param else ""
+        return value or None
+
     def example(self, action: str, kind: str | None = None) -> str:
         """A correct call of ``action``, its target written as ``kind`` (coordinate, ref or selector)."""
         form = self.profile.actions[action]
-        return format_call(BROWSER_TOOL, {"action": action, **form.example_params(kind)})
+        return self.profile.call_text(action, form.example_params(kind))
 
     def validate(self, block: ToolUse, ctx: ActionContext | None = None) -> ValidCall | CallError:
         """Turn a parsed call into a typed call, or into an error meant for the model."""
         ctx = ctx or ActionContext()
         if block.diagnostics or block.partial:
             return self._diagnosed(block)
-        if block.name == BROWSER_TOOL and self.browser:
+        if self.is_browser(block.name):
             return self._validate_browser(block, ctx)
         tool = self._tools.get(block.name)
         if tool is None:
@@ -326,97 +345,129 @@ class ToolRegistry:
         return CallError(code, message, block.name, example=example)
 
     def _example_for(self, block: ToolUse) -> str:
-        if block.name == BROWSER_TOOL:
-            action = block.params.get("action", "").strip()
-            return self.example(action if action in self.actions else "click")
+        if self.is_browser(block.name):
+            action = self.written_action(block) or ""
+            return self.example(action if action in self.actions else self._fallback_action())
         tool = self._tools.get(block.name)
         return self._host_example(tool) if tool else ""
 
     def _host_example(self, tool: Tool) -> str:
         return format_call(tool.name, {f.name: "..." for f in tool.fields() if f.required})
 
+    def _fallback_action(self) -> str:
+        """The action an example shows when the call named none that exists: a click if there is one."""
+        return next((a for a in self.actions if "click" in a), self.profile.opener)
+
     def _validate_browser(self, block: ToolUse, ctx: ActionContext) -> ValidCall | CallError:
+        p = self.profile
+        tool = block.name
         params = dict(block.params)
-        action = params.get("action", "")
-        session: str | None = None
-        if self.profile.sessions and "session" in params:
-            session = params.pop("session").strip()
-            if not _SESSION_RE.fullmatch(session):
-                return CallError(
-                    "invalid_param",
-                    f"{quoted(session, 40)} is not a session name: use up to 32 letters, digits, '-', '_'"
-                    " or '.', starting with a letter or digit, such as shop",
-                    BROWSER_TOOL,
-                    "session",
-                    format_call(
-                        BROWSER_TOOL, {"action": "launch", "url": "http://localhost:3000/", "session": "shop"}
-                    ),
-                )
+        action = p.action_of(tool, params) or ""
+        if p.action_param is not None:
+            params.pop(p.action_param, None)
+        fallback = self.example(self._fallback_action())
         if not action:
             return CallError(
                 "missing_action",
-                "the call has no <action>: say which action to take",
-                BROWSER_TOOL,
-                "action",
-                self.example("launch"),
+                f"the call has no <{p.action_param}>: say which action to take",
+                tool,
+                p.action_param,
+                self.example(p.opener),
             )
-        if action not in self.profile.actions:
+        if action not in p.actions:
             return CallError(
                 "unknown_action",
                 f"{quoted(action, 40)} is not an action; the actions are: {', '.join(self.actions)}",
-                BROWSER_TOOL,
-                "action",
-                self.example("click"),
+                tool,
+                p.action_param,
+                fallback,
             )
         if action not in self.actions:
             return CallError(
                 "disabled_action",
                 f"the {action} action is turned off here; the actions are: {', '.join(self.actions)}",
-                BROWSER_TOOL,
-                "action",
-                self.example("click"),
+                tool,
+                p.action_param,
+                fallback,
             )
-        form = self.profile.actions[action]
+        form = p.actions[action]
         kind = next((k for k in ("ref", "selector", "coordinate") if k in params), None)
         example = self.example(action, kind)
-        for p in params:
-            if p != "action" and p not in form.params:
+        what = f"the {action} action" if p.action_param is not None else f"<{tool}>"
+        session: str | None = None
+        session_param = p.session_param_of(action)
+        if session_param is not None and session_param in params:
+            session = params.pop(session_param).strip()
+            if not _SESSION_RE.fullmatch(session):
+                return CallError(
+                    "invalid_param",
+                    f"{quoted(session, 40)} is not a session name: use up to 32 letters, digits, '-', '_'"
+                    " or '.', starting with a letter or digit, such as shop",
+                    tool,
+                    session_param,
+                    example,
+                )
+        elif session_param is not None and p.session_required:
+            return CallError("missing_param", f"{what} needs <{session_param}>", tool, session_param, example)
+        tab: str | None = None
+        if p.tab_param is not None and form.in_tab and p.tab_param in params:
+            written_tab = params.pop(p.tab_param)
+            try:
+                tab = parse_tab(written_tab)
+            except ValueError as e:
+                return CallError("invalid_param", str(e), tool, p.tab_param, example)
+        for name in params:
+            if name not in form.params:
                 takes = (
                     f"takes only <{'>, <'.join(form.params)}>" if form.params else "takes no other parameters"
                 )
                 return CallError(
                     "unexpected_param",
-                    f"<{p}> does not belong to the {action} action, which {takes}",
-                    BROWSER_TOOL,
-                    p,
+                    f"<{name}> does not belong to {what}, which {takes}",
+                    tool,
+                    name,
                     example,
                 )
-        for p in form.required:
-            if p not in params:
-                return CallError(
-                    "missing_param",
-                    f"the {action} action needs <{p}>",
-                    BROWSER_TOOL,
-                    p,
-                    example,
-                )
-        problem = form.problem(action, params)
+        for name in form.required:
+            if name not in params:
+                return CallError("missing_param", f"{what} needs <{name}>", tool, name, example)
+        canonical = form.canonical_params(params)
+        own_targets = [n for n in form.params if form.renames.get(n, n) in TARGET_KINDS]
+        needs_target = form.model.model_fields.get("target")
+        if (
+            form.target is None
+            and needs_target is not None
+            and needs_target.is_required()
+            and own_targets
+            and not any(k in canonical for k in TARGET_KINDS)
+        ):
+            message = f"{what} needs the element: give {' or '.join(f'<{n}>' for n in own_targets)}"
+            return CallError("missing_param", message, tool, own_targets[0], example)
+        problem = form.problem(action, canonical)
         if problem is not None:
             code, param, message = problem
-            return CallError(code, message, BROWSER_TOOL, param, example)
+            return CallError(code, form.dialect_words(message), tool, param, example)
         try:
-            args = form.model.model_validate(params, context={"ctx": ctx})
+            args: BaseModel = form.model.model_validate(canonical, context={"ctx": ctx})
+            resolve = getattr(args, "canonical", None)
+            if callable(resolve):
+                args = resolve(ctx)
         except ValidationError as e:
-            return self._from_validation(e, BROWSER_TOOL, example)
+            err = self._from_validation(e, tool, example)
+            return replace(
+                err, message=form.dialect_words(err.message), param=_dialect_param(form, err.param)
+            )
+        except ValueError as e:  # a dialect's call that stands for another action, refused on the way
+            return CallError("invalid_param", form.dialect_words(str(e)), tool, None, example)
         except Exception as e:  # the last guard: the model's text never ends the host's loop
             return CallError(
                 "invalid_param",
                 f"the {action} call could not be read ({type(e).__name__}); check its values",
-                BROWSER_TOOL,
+                tool,
                 None,
                 example,
             )
-        return ValidCall(BROWSER_TOOL, args, block, session)
+        return ValidCall(tool, args, block, session, browser=True, written=action, tab=tab, opens=form.opens)
 
     @staticmethod
     def _from_validation(e: ValidationError, tool: str, example: str) -> CallError:
@@ -433,6 +484,14 @@ class ToolRegistry:
             )
         where = f"<{param}>: " if param else ""
         return CallError("invalid_param", f"{where}{msg}", tool, param, example)
+
+
+def _dialect_param(form: ActionForm, param: str | None) -> str | None:
+    """The parameter as the dialect names it."""
+    if param is None:
+        return None
+    back = {canonical: mine for mine, canonical in form.renames.items()}
+    return back.get(param, param)
 
 
 def _param_of(loc: tuple[int | str, ...]) -> str | None:

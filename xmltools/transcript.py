@@ -111,7 +111,7 @@ class ErrorRecord(_Record):
 class ToolResultRecord(_Record):
     role: Literal["tool_result"] = "tool_result"
     call: CallRef
-    status: Literal["ok", "failed", "invalid", "refused", "not_run"]
+    status: Literal["ok", "failed", "invalid", "refused", "denied", "pending", "not_run"]
     action: str | None = None
     text: str = ""
     observation: ObservationRecord | None = None
@@ -422,15 +422,16 @@ class RecordedBrowser:
         return self._open
 
     def begin_step(self, recorded: Sequence[ToolResultRecord]) -> None:
-        self._step = [r for r in recorded if r.call.name == "browser_action" and r.status in ("ok", "failed")]
+        tools = registry_for(self.transcript).profile.tool_names
+        self._step = [r for r in recorded if r.call.name in tools and r.status in ("ok", "failed")]
 
     async def run(self, action: object) -> Observation | Failure | None:
         name = getattr(action, "action", "")
-        rec = next((r for r in self._step if r.action == name), None)
-        if rec is not None:
-            self._step.remove(rec)
-        if name == "close":
-            self._open = False
+        # one call runs per message, so the step's one recorded browser result is this action's
+        # (recorded under the dialect's name for it, which may differ from the canonical one)
+        rec = self._step.pop(0) if self._step else None
+        if name == "close" or (rec is not None and rec.status == "ok" and rec.observation is None):
+            self._open = False  # a close, or a dialect's close of the last tab
             return None
         if isinstance(action, Resize):
             self.viewport = action.size
@@ -454,6 +455,36 @@ class RecordedBrowser:
             return Failure(kind=kind, message=err.message, observation=obs, browser_closed=err.browser_closed)
         self._open = True
         return obs
+
+    async def close(self) -> Failure | None:
+        self._open = False
+        return None
+
+    async def shutdown(self) -> None:
+        self._open = False
+
+    def session(self, name: str) -> RecordedSession:
+        """A named session's view of the recording: its own open state, the shared recorded steps."""
+        return RecordedSession(self)
+
+
+class RecordedSession:
+    """One named session in an offline replay: answers from the shared recording, opens and closes alone."""
+
+    def __init__(self, recording: RecordedBrowser) -> None:
+        self._recording = recording
+        self._open = False
+        self.viewport = recording.viewport
+
+    @property
+    def is_open(self) -> bool:
+        return self._open
+
+    async def run(self, action: object) -> Observation | Failure | None:
+        result = await self._recording.run(action)
+        self._open = self._recording.is_open
+        self.viewport = self._recording.viewport
+        return result
 
     async def close(self) -> Failure | None:
         self._open = False
@@ -526,7 +557,12 @@ async def replay(
     if offline and base_url is None:
         base_url = OFFLINE_BASE_URL  # any address will do: nothing is fetched offline
     recorded_browser = RecordedBrowser(t, base_url, config.viewport) if offline else None
-    interp = interpreter or AsyncInterpreter(config, browser=recorded_browser, registry=registry_for(t))
+    interp = interpreter or AsyncInterpreter(
+        config,
+        browser=recorded_browser,
+        registry=registry_for(t),
+        browser_factory=recorded_browser.session if recorded_browser is not None else None,
+    )
     writer: TranscriptWriter | None = None
     if record is not None:
         out = Path(record)

@@ -58,6 +58,7 @@ from playwright.async_api import (
 )
 from playwright.async_api import Error as PlaywrightError
 
+from ..actions import InTab, Target
 from ..config import Config
 from ..errors import BrowserError, ConfigError
 from ..results import Failure, Observation, Point, Screenshot, Viewport
@@ -267,6 +268,7 @@ class BrowserSession:
         self._last_url: str | None = None
         self._scratch: Page | None = None
         self._scratch_ctx: BrowserContext | None = None
+        self._blank_start = False  # launched with no page: the first open_tab uses the blank tab
         self._busy = 0  # public calls running now: the idle timer never closes the session under one
         self._idle_timer: asyncio.TimerHandle | None = None
         self._idle_task: asyncio.Task[Any] | None = None
@@ -1153,15 +1155,15 @@ class BrowserSession:
 
     # -- actions --------------------------------------------------------------------------------
 
-    async def launch(self, url: str) -> Observation | Failure:
-        """Open a new session (closing this one first) at ``url``.
+    async def launch(self, url: str | None) -> Observation | Failure:
+        """Open a new session (closing this one first) at ``url`` (a blank page when None).
 
         Raises :class:`~xmltools.errors.BrowserError` when the browser cannot be
         found, started or reached: that is the host's problem, not the model's.
         """
         return await self._on_pool(self._using(self._launch(url)))
 
-    async def _launch(self, url: str) -> Observation | Failure:
+    async def _launch(self, url: str | None) -> Observation | Failure:
         await self._drop()
         self._idle_closed = None
         c = self.config
@@ -1204,8 +1206,10 @@ class BrowserSession:
             await self._drop()
             raise BrowserError(f"the browser did not open a page within {t.launch:g} s ({e})") from e
 
+        self._blank_start = url is None
+
         async def body() -> tuple[list[str], str | None]:
-            return await self._goto(url), None
+            return (await self._goto(url) if url is not None else []), None
 
         return await self._run("launch", body)
 
@@ -1415,12 +1419,27 @@ class BrowserSession:
             if name in ("type", "press"):
                 named: str | None = None
                 if target is not None:
-                    named = await self._on_element(target, lambda loc: loc.focus(timeout=t.action * 1000))
+
+                    async def focus_at_end(loc: Locator) -> None:
+                        await loc.focus(timeout=t.action * 1000)
+                        if name == "type":  # typing into a field goes after what it holds
+                            await loc.evaluate(scripts.CARET_TO_END, timeout=t.action * 1000)
+
+                    named = await self._on_element(target, focus_at_end)
                 if name == "type":
                     await self._type_text(page, action.text)
                 else:
                     await self._input(page.keyboard.press(action.text), t.action)
                 return [], named
+            if name == "fill_form":
+                filled = []
+                for selector, value in action.fields:
+
+                    def fill_with(loc: Locator, v: str = value) -> Awaitable[None]:
+                        return loc.fill(v, timeout=t.action * 1000)
+
+                    filled.append(await self._on_element(Target(selector=selector), fill_with))
+                return [f"filled {len(filled)} field{'s' if len(filled) != 1 else ''}"], "; ".join(filled)
             if name == "drag":
                 start, end = await self._centre(target), await self._centre(action.to)
                 await self._input(page.mouse.move(start.x, start.y), t.action)
@@ -1564,6 +1583,12 @@ class BrowserSession:
     async def _open_tab(self, url: str) -> list[str]:
         assert self._context is not None
         t = self.config.timeouts
+        page = self._require_page()
+        blank = self._blank_start and page.url == "about:blank" and len(self._open_tabs()) == 1
+        self._blank_start = False
+        if blank:  # a browser started with no page: its one blank tab is the first to use
+            await self._goto(url)
+            return [f"opened {self._tab_ids[page]}, which you now see"]
         self._opening = True
         try:
             page = await self._bounded(self._context.new_page(), t.action)
@@ -1573,6 +1598,23 @@ class BrowserSession:
         self._hook(page)
         await self._goto(url)
         return [f"opened {self._tab_ids[page]}, which you now see"]
+
+    async def select_tab(self, tab_id: str) -> Failure | None:
+        """Make ``tab_id`` the current tab (for dialects whose calls name their tab); a Failure if unknown."""
+        return await self._on_pool(self._select_tab(tab_id))
+
+    async def _select_tab(self, tab_id: str) -> Failure | None:
+        if self._page is None:
+            return Failure(kind="closed", message="the browser is not open.", browser_closed=True)
+        try:
+            page = self._tab(tab_id)
+        except TargetError as e:
+            return Failure(kind="target", message=str(e), observation=await self._try_observe())
+        if page is not self._page:
+            await self._use_page(page)
+            with contextlib.suppress(PlaywrightError, _Hung):
+                await self._bounded(page.bring_to_front(), self.config.timeouts.action)
+        return None
 
     async def close_tab(self, tab_id: str | None = None) -> Observation | Failure | None:
         """Close a tab (the current one by default).  Closing the last tab ends the session: None."""
@@ -1720,8 +1762,18 @@ class BrowserSession:
     async def run(self, action: object) -> Observation | Failure | None:
         """Run a typed action from :mod:`xmltools.tools`; ``close`` returns None (or a Failure)."""
         name = str(getattr(action, "action", ""))
+        if isinstance(action, InTab):
+            moved = await self.select_tab(action.tab)
+            if moved is not None:
+                return moved
+            action = action.inner
+            name = str(getattr(action, "action", ""))
         if name == "launch":
-            return await self.launch(action.url)  # type: ignore[attr-defined]
+            opened = await self.launch(action.url)  # type: ignore[attr-defined]
+            size = getattr(action, "size", None)
+            if size is None or not isinstance(opened, Observation):
+                return opened
+            return await self.resize(size)
         if name == "close":
             return await self.close()
         if name == "resize":
@@ -1757,6 +1809,7 @@ _ELEMENT_ACTIONS = frozenset(
         "console_logs",
         "evaluate",
         "screenshot",
+        "fill_form",
     }
 ) | frozenset({"click", "hover", "type", "press", "fill", "select", "drag", "upload", "scroll", "snapshot"})
 

@@ -246,3 +246,13 @@ STATE = """
   return { visible, enabled };
 }
 """
+
+
+# Puts the caret after the text of an input or textarea (typing then appends to it).
+CARET_TO_END = """
+(el) => {
+  if (typeof el.value === "string" && typeof el.setSelectionRange === "function") {
+    try { el.setSelectionRange(el.value.length, el.value.length); } catch (e) { /* a type without a caret */ }
+  }
+}
+"""
