@@ -78,6 +78,9 @@ def test_each_dialects_transcript_replays_green_and_again_from_its_recording(
     got = [(s.turn.outcomes[0].status, s.turn.outcomes[0].violation) for s in first.steps]
     assert got == EXPECTED[dialect], [said(s.turn)[:300] for s in first.steps]
     assert first.steps[-1].turn.state is State.IDLE
+    if dialect == "aleph":  # start opened no page: the first open_tab took its blank tab
+        assert "opened t1, which you now see" in said(first.steps[2].turn)
+        assert "There is no open tab 't3'; the open tabs are t1, t2" in said(first.steps[6].turn)
     again = asyncio.run(replay(recorded, base_url=site))
     assert not [d for s in again.steps for d in s.drifts], [d for s in again.steps for d in s.drifts]
     offline = asyncio.run(replay(recorded, offline=True))
@@ -204,3 +207,12 @@ def test_every_profile_has_a_prompt_and_a_correct_example_for_every_action(tmp_p
             assert isinstance(got, ValidCall), (name, action, got)
         it = Interpreter(Config(profile=name), browser=FakeBrowser())  # type: ignore[arg-type]
         assert profile.label in it.system_prompt() or name == "forge"
+
+
+def test_the_readme_shows_the_dialects_as_they_are() -> None:
+    from xmltools.cli import PROFILE_NAMES
+    from xmltools.profiles import dialect_table
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    assert dialect_table() in readme, "README's dialect table is stale: paste dialect_table()"
+    assert tuple(PROFILES) == PROFILE_NAMES

@@ -234,3 +234,11 @@ async def test_a_very_tall_screenshot_is_shown_cut_and_saved_whole(site: str, tm
         assert any("the whole screenshot" in n and "tall.png" in n for n in obs.notes)
         tall = ok(await b.act(action("screenshot", sel("body"))))  # an element taller than the limit
         assert tall.screenshot is not None and tall.screenshot.height == MAX_SHOWN_HEIGHT
+
+
+async def test_typing_into_a_field_goes_after_what_it_holds(browser: BrowserSession, site: str) -> None:
+    ok(await browser.launch(site + "/forms/order.html"))
+    ok(await browser.act(action("fill", sel("#email"), text="ada")))
+    ok(await browser.act(action("type", sel("#email"), text="@example.com")))
+    value = await browser.on_page(lambda p: p.locator("#email").input_value())
+    assert value == "ada@example.com"

@@ -39,7 +39,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
     from .profiles import get_profile
 
     text = sys.stdin.read()
-    tools = [get_profile(args.profile).syntax, *args.tool]
+    tools = [*get_profile(args.profile).tools, *args.tool]
     if args.chunk:
         p = StreamParser(tools, compat=args.compat, fenced=args.fenced)
         for i in range(0, len(text), args.chunk):
@@ -119,6 +119,7 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     actions = [a.strip() for a in args.actions.split(",") if a.strip()] if args.actions else None
     registry = ToolRegistry(actions=actions, profile=args.profile or config.profile)
     renderer = Renderer(args.templates or config.templates, policy=args.policy or config.policy)
+    renderer.use_profile(registry.profile)
     if args.variant:
         print(f"# variant: {variant.name}\n")
     files = bool(config.allowed_file_roots) or "file" in config.allowed_schemes
@@ -379,6 +380,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if res.stop_reason in ("no_tool", "completed") else 1
 
 
+PROFILE_NAMES = ("roo", "full", "aleph", "fractal", "forge")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="xmltools", description="Interpret XML tool calls written by a model.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -387,9 +391,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compat", choices=["default", "roo"], default="default")
     p.add_argument(
         "--profile",
-        choices=["roo", "full"],
+        choices=list(PROFILE_NAMES),
         default="roo",
-        help="the browser_action parameters to know (full adds ref, selector, frame, ...)",
+        help="the dialect to read: its browser tools and parameters (full adds ref, selector, frame, ...)",
     )
     p.add_argument(
         "--fenced", choices=["call", "text"], default="call", help="how to read calls in ``` fences"
@@ -418,9 +422,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", choices=["reject", "auto_close", "allow"], default=None)
     p.add_argument(
         "--profile",
-        choices=["roo", "full"],
+        choices=list(PROFILE_NAMES),
         default=None,
-        help="roo: the nine classic actions (the default); full: refs, selectors and form actions",
+        help="roo: the nine classic actions (the default); full: refs, selectors, forms, tabs;"
+        " aleph, fractal, forge: those tools' dialects",
     )
     p.add_argument(
         "--observe",

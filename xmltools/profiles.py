@@ -79,6 +79,7 @@ __all__ = [
     "ActionForm",
     "Profile",
     "ProfileName",
+    "dialect_table",
     "format_call",
     "get_profile",
 ]
@@ -692,6 +693,39 @@ FORGE = Profile(
 PROFILES: Mapping[str, Profile] = MappingProxyType(
     {"roo": ROO, "full": FULL, "aleph": ALEPH, "fractal": FRACTAL, "forge": FORGE}
 )
+
+
+_TABLE_LABELS = {
+    "extract": "get_text, get_html or get_attribute, by `mode`",
+    "fill_form": "fill, several fields at once",
+}
+
+
+def dialect_table() -> str:
+    """The dialects side by side as a Markdown table: one row per canonical action, one column per profile."""
+    names = [n for n in PROFILES if n != "roo"]
+    rows: dict[str, dict[str, list[str]]] = {}
+    order: list[str] = []
+    for pname in names:
+        for written, form in PROFILES[pname].actions.items():
+            canonical = str(form.model.model_fields["action"].default)
+            if canonical not in rows:
+                rows[canonical] = {n: [] for n in names}
+                order.append(canonical)
+            shown = f"`{written}`"
+            if canonical == "launch" and not PROFILES[pname].open_example:
+                shown += " (no page)"
+            rows[canonical][pname].append(shown)
+    for pname in names:  # an action that opens a session when none is open also counts as launch
+        for written, form in PROFILES[pname].actions.items():
+            if form.opens:
+                rows["launch"][pname].append(f"`{written}` (when no session is open)")
+    lines = ["| action | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for canonical in order:
+        cells = [", ".join(rows[canonical][n]) or "–" for n in names]
+        label = _TABLE_LABELS.get(canonical, canonical)
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def get_profile(profile: str | Profile) -> Profile:
