@@ -246,8 +246,8 @@ class Script:
         return self.replies.pop(0) if self.replies else "All done."
 
 
-@pytest.mark.parametrize("answer", [True, False, "not on a bank page"])
-async def test_the_loop_asks_the_host_through_on_approval(answer: bool | str) -> None:
+@pytest.mark.parametrize("answer", [True, False, "not on a bank page", Allow(), Deny("no scripts, please")])
+async def test_the_loop_asks_the_host_through_on_approval(answer: Any) -> None:
     fake = FakeBrowser()
     asked: list[str] = []
 
@@ -259,10 +259,12 @@ async def test_the_loop_asks_the_host_through_on_approval(answer: bool | str) ->
         result = await arun_loop(Script(LAUNCH, EVAL), [], interpreter=it, on_approval=on_approval)
     assert asked == ["script"] and result.stop_reason == "no_tool"
     said = str(result.messages[3]["content"])
-    if answer is True:
+    if answer is True or isinstance(answer, Allow):
         assert ran(fake) == ["launch", "evaluate"] and "approval required" not in said
     else:
-        reason = answer if isinstance(answer, str) else "the user did not approve it"
+        reason = (
+            answer if isinstance(answer, str) else getattr(answer, "reason", "the user did not approve it")
+        )
         assert ran(fake) == ["launch"] and f"denied by policy: {reason}" in said
 
 

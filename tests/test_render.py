@@ -361,3 +361,17 @@ def test_system_prompt_follows_the_enabled_actions_and_viewport() -> None:
     ):
         assert f"- `{action}`" in full
     assert "write_note" not in full and "write_note" in R.system_prompt(registry())
+
+
+def test_every_override_must_name_a_bundled_template(tmp_path: Path) -> None:
+    (tmp_path / "note").mkdir()
+    (tmp_path / "note" / "no_tool.j2").write_text("Use a tool.\n")
+    (tmp_path / "variant.toml").write_text('name = "x"\n')  # not a template: not checked
+    assert Renderer(tmp_path).no_tool().text == "Use a tool."
+    (tmp_path / "note" / "no_tools.j2").write_text("x")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "close.j2").write_text("x")
+    with pytest.raises(ConfigError) as e:
+        Renderer(tmp_path)
+    assert "note/no_tools.j2 matches no template; did you mean note/no_tool.j2?" in str(e.value)
+    assert "results/close.j2 matches no template; did you mean result/close.j2?" in str(e.value)

@@ -13,6 +13,7 @@ from .errors import (
     ModelError,
     RemoteBrowserError,
     StreamClosedError,
+    TranscriptError,
     UsageError,
     XmltoolsError,
 )
@@ -83,6 +84,7 @@ __all__ = [
     "ToolStarted",
     "ToolSyntax",
     "ToolUse",
+    "TranscriptError",
     "Turn",
     "UsageError",
     "Viewport",

@@ -3,21 +3,33 @@
 Each subcommand parses its arguments, calls the library and prints.  Heavy
 imports (Playwright, Jinja2) happen inside the subcommands that need them, so
 ``xmltools parse`` starts fast.
+
+A host error is one line on stderr (``xmltools: <message>``, no traceback),
+and the exit code says whose problem it is: 0 success; 1 the run failed or
+drifted; 2 a usage error (bad arguments, a bad setting, a file that cannot be
+read); 3 the environment (no browser, a browser or model endpoint that cannot
+be reached).  ``-v`` shows the ``xmltools`` logger's INFO records on stderr
+(one line a turn), ``-vv`` its DEBUG records too (each browser action).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import BrowserError, UsageError, XmltoolsError
+from .errors import BrowserError, MistakeLimitError, ModelError, UsageError, XmltoolsError
 from .parser import StreamParser, ToolSyntax, parse
 
 if TYPE_CHECKING:
     from .config import Config
+    from .interpreter import AsyncInterpreter
+    from .tools import Tool
+    from .transcript import TranscriptWriter
 
 __all__ = ["main"]
 
@@ -110,6 +122,11 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     from .render import Renderer
     from .tools import ToolRegistry, parse_size
 
+    if args.list:
+        from .render import format_templates
+
+        print(format_templates(args.templates))
+        return 0
     variant = Variant.load(args.variant) if args.variant else Variant.default()
     config = variant.make_config()
     try:
@@ -148,6 +165,28 @@ def cmd_rerender(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_corpus(paths: Sequence[str]) -> None:
+    """Read each corpus file first, so that a file problem is one line naming the file and the line.
+
+    A transcript is loaded whole (every record checked); a file of raw outputs
+    has its first record checked here and the others as it is scored.
+    """
+    from .errors import TranscriptError
+    from .transcript import load_transcript, not_json, read_lines
+
+    for path in paths:
+        for n, line in enumerate(read_lines(path, "corpus"), 1):
+            if not line.strip():
+                continue
+            try:
+                first = json.loads(line)
+            except ValueError as e:
+                raise TranscriptError(f"{path}:{n}: {not_json(e)}", path=path, line=n) from e
+            if isinstance(first, dict) and "xmltools_transcript" in first:
+                load_transcript(path)
+            break
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     import json
 
@@ -156,6 +195,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     variants = [Variant.default() if v == "default" else Variant.load(v) for v in args.variant] or [
         Variant.default()
     ]
+    _check_corpus(args.corpus)
     scores = scores_for(args.corpus, variants)
     if args.json:
         print(json.dumps([s.to_json() for s in scores], indent=2))
@@ -266,13 +306,20 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return rc
 
 
+def cmd_config(args: argparse.Namespace) -> int:
+    from .config import explain, format_settings
+
+    print(format_settings(explain(args.config)))
+    return 0
+
+
 def _load_config(args: argparse.Namespace) -> Config:
     from .config import Config
 
     overrides = {}
     if getattr(args, "viewport", None):
         overrides["viewport"] = args.viewport
-    return Config.from_toml(args.config, **overrides) if args.config else Config.from_env(**overrides)
+    return Config.load(args.config, **overrides)
 
 
 # create-call options that the run command sets itself; --extra may not set them
@@ -319,8 +366,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError(f"--api-key-env {args.api_key_env}: that variable is not set")
         key = os.environ[args.api_key_env]
 
+    import tempfile
+    from pathlib import Path
+
     from .interpreter import AsyncInterpreter
     from .loop import AnthropicModel, LoopEvent, OpenAIModel, loop_registry, run_loop, turn_line
+    from .report import write_report
     from .tools import COMPLETION_TOOL
 
     model: OpenAIModel | AnthropicModel
@@ -367,24 +418,84 @@ def cmd_run(args: argparse.Namespace) -> int:
         {"role": "user", "content": args.task},
     ]
 
-    def progress(e: LoopEvent) -> None:
-        if e.turn is not None:
-            print(turn_line(e.index, e.turn), flush=True)
+    with contextlib.ExitStack() as stack:
+        record = args.record
+        if args.report and not record:  # the report is made from a recording: keep one for the while
+            record = str(Path(stack.enter_context(tempfile.TemporaryDirectory())) / "run.jsonl")
+        writer = None
+        if record:
+            writer = stack.enter_context(_run_writer(record, args, config, interp, completion, key))
+            writer.message("system", messages[0]["content"])
+            writer.message("user", args.task)
 
-    res = run_loop(model, messages, interpreter=interp, max_turns=args.max_turns, on_event=progress)
-    u = res.usage
-    print(
-        f"stopped: {res.stop_reason} after {len(res.turns)} turns"
-        f" (tokens: {u.prompt_tokens} prompt, {u.completion_tokens} completion)"
-    )
+        def progress(e: LoopEvent) -> None:
+            if e.turn is not None:
+                if writer is not None:
+                    writer.turn(e.turn)
+                print(turn_line(e.index, e.turn), flush=True)
+
+        try:
+            res = run_loop(model, messages, interpreter=interp, max_turns=args.max_turns, on_event=progress)
+        except XmltoolsError:
+            if writer is not None and args.report:  # the turns before the failure are worth a report
+                writer.close()
+                with contextlib.suppress(XmltoolsError, OSError):
+                    print(f"report (up to the failure): {write_report(args.report, record)}")
+            raise
+        print(f"stopped: {res.stop_reason} after {len(res.turns)} turns; {res.usage.describe()}")
+        if writer is not None:
+            writer.close()
+            if args.record:
+                print(f"recording: {args.record}")
+            if args.report:
+                print(f"report: {write_report(args.report, record)}")
+    # 0: the model ended the run (it completed, or answered without a tool); 1: the loop stopped it
+    # (the mistake limit, out of turns, or a call held for an approval the command cannot give)
     return 0 if res.stop_reason in ("no_tool", "completed") else 1
+
+
+def _run_writer(
+    record: str,
+    args: argparse.Namespace,
+    config: Config,
+    interp: AsyncInterpreter,
+    completion: Tool | None,
+    key: str | None,
+) -> TranscriptWriter:
+    """A fresh transcript for ``run --record``: the settings, the template hashes and the tools offered."""
+    from pathlib import Path
+
+    from .transcript import Header, TranscriptWriter
+
+    path = Path(record)
+    if path.exists() and not path.is_file():
+        raise UsageError(f"--record {record}: is a folder, not a file")
+    path.unlink(missing_ok=True)  # a new run, a new recording (as replay --record does)
+    header = Header(
+        config=config.model_dump(mode="json"),
+        templates=interp.renderer.template_hashes(),
+        tools=[completion.name] if completion is not None else [],
+        title=f"xmltools run, model {args.model}",
+        description=args.task,
+    )
+    secrets = [key] if key and key != "not-needed" else []  # never written, should a page show it
+    return TranscriptWriter(path, header, secrets=secrets)
 
 
 PROFILE_NAMES = ("roo", "full", "aleph", "fractal", "forge")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="xmltools", description="Interpret XML tool calls written by a model.")
+    from . import __version__
+
+    ap = argparse.ArgumentParser(
+        prog="xmltools",
+        description="Interpret XML tool calls written by a model.",
+        epilog="exit codes: 0 success; 1 the run failed or drifted; 2 a usage error (arguments, settings,"
+        " files); 3 the environment (no browser, an endpoint that cannot be reached)",
+    )
+    ap.add_argument("--version", action="version", version=f"xmltools {__version__}")
+    ap.add_argument("-v", "--verbose", action="count", default=0, help=_VERBOSE_HELP)
     sub = ap.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("parse", help="read a model message on stdin, print its blocks as JSON")
@@ -433,7 +544,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="what each result shows, as the prompt describes it (default: screenshot)",
     )
+    p.add_argument(
+        "--list", action="store_true", help="list the templates and the variables each one uses, then stop"
+    )
     p.set_defaults(func=cmd_prompt)
+
+    p = sub.add_parser("config", help="print every setting's effective value and where it came from")
+    p.add_argument(
+        "--config", default=None, metavar="FILE", help="a TOML configuration file (default: xmltools.toml)"
+    )
+    p.set_defaults(func=cmd_config)
 
     p = sub.add_parser(
         "rerender", help="re-render a recorded transcript under a variant and diff it, offline"
@@ -520,6 +640,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not offer attempt_completion (the model then ends by answering without a tool)",
     )
+    p.add_argument(
+        "--record",
+        default=None,
+        metavar="FILE",
+        help="record the run as a transcript (screenshots beside it), for replay and score",
+    )
+    p.add_argument("--report", default=None, metavar="FILE", help="write the run's HTML report")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("demo", help="the main job on the bundled default")
@@ -542,21 +669,92 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+EXIT_OK = 0
+EXIT_FAILED = 1  # the run failed or drifted
+EXIT_USAGE = 2  # bad arguments, a bad setting, a file that cannot be read (argparse exits 2 too)
+EXIT_ENVIRONMENT = 3  # no browser, a browser or model endpoint that cannot be reached
+
+_VERBOSE_HELP = "show the xmltools log on stderr: -v one line a turn, -vv each browser action too"
+
+
+def _verbose_everywhere(ap: argparse.ArgumentParser) -> None:
+    """Let ``-v`` come after the subcommand too (``xmltools run -v ...``)."""
+    for action in ap._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for p in action.choices.values():
+                if "-v" not in p._option_string_actions:
+                    p.add_argument(
+                        "-v", "--verbose", action="count", default=argparse.SUPPRESS, help=_VERBOSE_HELP
+                    )
+
+
+def exit_code(e: BaseException) -> int:
+    """The exit code for an error a command raised (see the module's docstring)."""
+    if isinstance(e, BrowserError | ModelError):
+        return EXIT_ENVIRONMENT
+    if isinstance(e, UsageError):
+        return EXIT_USAGE
+    if isinstance(e, OSError):  # a file named on the command line; otherwise the machine's problem
+        return EXIT_USAGE if e.filename is not None else EXIT_ENVIRONMENT
+    if isinstance(e, MistakeLimitError):
+        return EXIT_FAILED
+    return EXIT_FAILED  # any other XmltoolsError: the run did not succeed
+
+
+@contextlib.contextmanager
+def _log_to_stderr(verbose: int) -> Iterator[None]:
+    """Show the ``xmltools`` logger's records on stderr for the command's duration (none without -v)."""
+    if not verbose:
+        yield
+        return
+    logger = logging.getLogger("xmltools")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def _report_error(e: BaseException, verbose: int) -> int:
+    """One line on stderr (the whole message with -v, and the traceback with -vv); the exit code."""
+    if isinstance(e, OSError) and not isinstance(e, XmltoolsError) and e.filename is not None:
+        text = f"{e.filename}: {e.strerror or e}"
+    else:
+        text = str(e).strip() or type(e).__name__
+    first, *rest = text.splitlines()
+    if rest and not verbose:
+        first += " (-v shows more)"
+    print(f"xmltools: {first}", file=sys.stderr)
+    if verbose:
+        for line in rest:
+            print(f"    {line}", file=sys.stderr)
+    logging.getLogger("xmltools").debug("the error's traceback", exc_info=e)
+    return exit_code(e)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return its exit code: 0 ok, 1 failed or drifted, 2 usage, 3 environment."""
     ap = build_parser()
+    _verbose_everywhere(ap)
     args = ap.parse_args(argv)
     if getattr(args, "chunk", 0) and args.chunk < 0:
         ap.error("--chunk must be positive")
-    try:
-        rc: int = args.func(args)
-    except XmltoolsError as e:
-        print(f"xmltools: {e}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # the reader went away (``xmltools parse | head``): stop quietly
-        import os
+    verbose: int = args.verbose or 0
+    with _log_to_stderr(verbose):
+        try:
+            rc: int = args.func(args)
+        except BrokenPipeError:  # the reader went away (``xmltools parse | head``): stop quietly
+            import os
 
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_FAILED
+        except (XmltoolsError, OSError) as e:
+            return _report_error(e, verbose)
     return rc
 
 

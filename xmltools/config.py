@@ -1,21 +1,40 @@
-"""The one configuration model, with documented defaults, from code, TOML or the environment.
+"""The one configuration model, with documented defaults, and how it is loaded.
 
-Every field can be given in a TOML file (``Config.from_toml("xmltools.toml")``,
-top level or under ``[xmltools]``) or as an environment variable named
-``XMLTOOLS_`` + the field in capitals (``XMLTOOLS_VIEWPORT=1280x800``,
-``XMLTOOLS_POLICY=allow``).  Pure: no browser and no templates are touched here.
+``Config(...)`` in code takes the values given and the defaults for the rest; it
+reads nothing.  ``Config.load()`` layers every source with pydantic-settings,
+highest first: the arguments, the environment (``XMLTOOLS_`` + the field in
+capitals: ``XMLTOOLS_VIEWPORT=1280x800``, ``XMLTOOLS_POLICY=allow``; the old
+``XMLTOOLS_CHROMIUM`` stands for ``XMLTOOLS_EXECUTABLE``), a TOML file
+(``xmltools.toml``, top level or under ``[xmltools]``), ``[tool.xmltools]`` of
+``pyproject.toml``, then the defaults.  A name that is no setting, in any of
+them, is an error naming the closest one.  :func:`explain` says where each value
+came from (``xmltools config``).  Pure: no browser and no templates are touched here.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from enum import Enum
+from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    PyprojectTomlConfigSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+    TomlConfigSettingsSource,
+)
 
 from .approval import CATEGORIES
 from .errors import ConfigError
@@ -25,7 +44,9 @@ from .results import Viewport
 from .tools import ActionContext, parse_size
 from .urlpolicy import UrlPolicy
 
-__all__ = ["Config"]
+__all__ = ["Config", "Setting", "explain", "format_settings", "settings_table"]
+
+ENV_PREFIX = "XMLTOOLS_"
 
 
 class Config(BaseModel):
@@ -40,7 +61,7 @@ class Config(BaseModel):
     )
     screenshot_quality: int = Field(75, ge=0, le=100, description="for webp and jpeg")
     device_scale_factor: float = Field(1.0, gt=0, le=4, description="2 for sharper screenshots (PNG)")
-    headless: bool = True
+    headless: bool = Field(True, description="false shows the browser window")
     executable: str | None = Field(None, description="a Chromium or Chrome; found on its own when unset")
     remote: str | None = Field(
         None, description="a DevTools endpoint (http://127.0.0.1:9222, ws://...) or 'auto'"
@@ -48,9 +69,9 @@ class Config(BaseModel):
     downloads_dir: Path | None = Field(None, description="the session's folder for downloads")
 
     # timeouts, in seconds
-    launch_timeout: float = Field(30.0, gt=0)
-    navigation_timeout: float = Field(15.0, gt=0)
-    action_timeout: float = Field(5.0, gt=0)
+    launch_timeout: float = Field(30.0, gt=0, description="the longest wait for the browser to start")
+    navigation_timeout: float = Field(15.0, gt=0, description="the longest wait for a page to load")
+    action_timeout: float = Field(5.0, gt=0, description="the longest wait for one action")
     settle_timeout: float = Field(3.0, gt=0, description="the longest extra wait for a page to settle")
     idle_timeout: float | None = Field(None, gt=0, description="close the browser after this long unused")
 
@@ -112,20 +133,30 @@ class Config(BaseModel):
     # the caps on what the model is shown
     max_console_entries: int = Field(50, ge=2, description="console entries per result (first and last half)")
     max_console_entry_chars: int = Field(1_000, ge=80, description="the length of one console entry")
-    max_title_chars: int = Field(300, ge=40)
+    max_title_chars: int = Field(300, ge=40, description="the longest page title shown")
     max_notes: int = Field(20, ge=2, description="notes per result")
     max_console_chars: int = Field(8_000, ge=200, description="all console entries of one result together")
-    max_note_chars: int = Field(300, ge=80)
+    max_note_chars: int = Field(300, ge=80, description="the length of one note")
     max_result_chars: int = Field(20_000, ge=1_000, description="the whole text of one result")
 
     # the conversation
-    shape: Literal["openai", "anthropic", "plain"] = "openai"
+    shape: Literal["openai", "anthropic", "plain"] = Field(
+        "openai", description="the shape of result messages: OpenAI chat, Anthropic messages or plain text"
+    )
     image_budget: int = Field(5, ge=0, description="screenshots kept in the history; older ones become text")
     templates: Path | None = Field(None, description="a folder of template overrides")
-    compat: Literal["default", "roo"] = "default"
-    fenced: Literal["call", "text"] = Field("call", description="how to read calls inside ``` fences")
-    max_message_chars: int = Field(8_000_000, ge=1)
-    max_param_chars: int = Field(1_000_000, ge=1)
+    compat: Literal["default", "roo"] = Field(
+        "default", description="default: our dialect; roo: the block output of the Cline / Roo Code parser"
+    )
+    fenced: Literal["call", "text"] = Field(
+        "call", description="calls inside fenced code blocks: call reads them, text leaves them as text"
+    )
+    max_message_chars: int = Field(
+        8_000_000,
+        ge=1,
+        description="the longest model message read; a longer one is cut and counts as a mistake",
+    )
+    max_param_chars: int = Field(1_000_000, ge=1, description="the longest value of one call parameter")
 
     @field_validator("viewport", mode="before")
     @classmethod
@@ -197,27 +228,339 @@ class Config(BaseModel):
             raise ConfigError(_explain(e)) from e
 
     @classmethod
+    def load(
+        cls,
+        path: str | Path | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        **overrides: Any,
+    ) -> Config:
+        """The configuration from every source, highest first: ``overrides``, the environment
+        (``XMLTOOLS_<FIELD>``; ``environ`` stands in for ``os.environ``), the TOML file ``path``
+        (else ``xmltools.toml`` in ``cwd``, when there is one), ``[tool.xmltools]`` of
+        ``pyproject.toml`` in ``cwd``, then the defaults.  Each setting comes whole from the
+        highest source that sets it.  An unknown name in any source raises ConfigError.
+        """
+        return _load(cls, path, environ=environ, cwd=cwd, overrides=overrides)[0]
+
+    @classmethod
     def from_toml(cls, path: str | Path, **overrides: Any) -> Config:
-        try:
-            data = tomllib.loads(Path(path).read_text())
-        except (OSError, tomllib.TOMLDecodeError) as e:
-            raise ConfigError(f"cannot read {path}: {e}") from e
-        section = data.get("xmltools", data)
-        if not isinstance(section, dict):
-            raise ConfigError(f"{path}: [xmltools] must be a table")
-        return cls.build(**{**section, **overrides})
+        """One TOML file (top level or under ``[xmltools]``) over the defaults; no environment."""
+        return _load(cls, path, environ=None, cwd=None, overrides=overrides, env=False, pyproject=False)[0]
 
     @classmethod
     def from_env(
-        cls, environ: Mapping[str, str] | None = None, prefix: str = "XMLTOOLS_", **overrides: Any
+        cls, environ: Mapping[str, str] | None = None, prefix: str = ENV_PREFIX, **overrides: Any
     ) -> Config:
-        env = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        for name in cls.model_fields:
-            key = prefix + name.upper()
-            if key in env:
-                values[name] = _env_value(env[key])
-        return cls.build(**{**values, **overrides})
+        """The environment over the defaults; no files."""
+        return _load(cls, None, environ=environ, cwd=None, overrides=overrides, files=False, prefix=prefix)[0]
+
+
+# -- layering, with pydantic-settings ------------------------------------------------------
+
+DEFAULT = "default"
+ARGUMENT = "argument"
+PYPROJECT = "pyproject.toml"
+TOML_FILE = "xmltools.toml"
+CHROMIUM_VARIABLE = "XMLTOOLS_CHROMIUM"  # an alias of XMLTOOLS_EXECUTABLE, which wins over it
+# XMLTOOLS_ variables that are not settings: read elsewhere, on their own
+OTHER_VARIABLES = frozenset({CHROMIUM_VARIABLE, "XMLTOOLS_UPDATE_GOLDEN"})
+
+
+class Setting(NamedTuple):
+    """One line of ``xmltools config``: a setting, its effective value, and where it came from."""
+
+    name: str
+    value: Any
+    source: str  # default, argument, environment (XMLTOOLS_...), pyproject.toml, xmltools.toml or the file
+
+
+@dataclass
+class _Plan:
+    """What one load reads; the sources find it in ``_PLAN`` while the settings are built."""
+
+    environ: Mapping[str, str] | None  # None: no environment layer
+    prefix: str
+    toml: Path | None  # None: no TOML file layer
+    toml_label: str
+    pyproject: Path | None  # None: no pyproject layer
+    origins: dict[str, str] = field(default_factory=dict)  # setting -> the source it came from
+
+
+_PLAN: ContextVar[_Plan | None] = ContextVar("xmltools_config_plan", default=None)
+
+
+def _closest(name: str, choices: Iterable[str]) -> str:
+    options = list(choices)
+    found = difflib.get_close_matches(name, options, n=1, cutoff=0.0)
+    return found[0] if found else options[0]
+
+
+def _unknown(name: str, choices: Iterable[str], where: str = "") -> str:
+    return f"{name}{where} is not a setting; did you mean {_closest(name, choices)}?"
+
+
+def _check_keys(keys: Iterable[str], where: str) -> None:
+    bad = [k for k in keys if k not in Config.model_fields]
+    if bad:
+        raise ConfigError("; ".join(_unknown(k, Config.model_fields, f" (in {where})") for k in bad))
+
+
+def _check_environ(environ: Mapping[str, str], prefix: str) -> None:
+    """Every variable named ``prefix``... must be a setting (or one read elsewhere)."""
+    up = prefix.upper()
+    names = [up + f.upper() for f in Config.model_fields]
+    allowed = OTHER_VARIABLES if up == ENV_PREFIX else frozenset()
+    bad = [
+        k
+        for k in sorted(environ)
+        if k.upper().startswith(up)
+        and k.upper() not in allowed
+        and k[len(prefix) :].lower() not in Config.model_fields
+    ]
+    if bad:
+        raise ConfigError("; ".join(_unknown(k, names) for k in bad))
+
+
+class _EnvSource(EnvSettingsSource):
+    """``XMLTOOLS_<FIELD>`` variables of a given mapping, read as ``from_env`` always has
+    (none, true/false, JSON lists and objects, the fields' own string forms)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], plan: _Plan) -> None:
+        assert plan.environ is not None
+        self._plan = plan
+        self._environ = plan.environ
+        _check_environ(self._environ, plan.prefix)
+        super().__init__(settings_cls, case_sensitive=False, env_prefix=plan.prefix)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return {k.lower(): v for k, v in self._environ.items()}
+
+    def __call__(self) -> dict[str, Any]:
+        taken = self.current_state
+        out: dict[str, Any] = {}
+        for name, info in self.settings_cls.model_fields.items():
+            if name in taken:
+                continue
+            raw, _, _ = self.get_field_value(info, name)
+            if raw is not None:
+                out[name] = _env_value(raw)
+                self._plan.origins[name] = f"environment ({self._plan.prefix.upper()}{name.upper()})"
+        alias = self.env_vars.get(CHROMIUM_VARIABLE.lower())
+        if (
+            self._plan.prefix.upper() == ENV_PREFIX
+            and "executable" not in out
+            and "executable" not in taken
+            and alias is not None
+            and _env_value(alias) is not None
+        ):
+            out["executable"] = _env_value(alias)
+            self._plan.origins["executable"] = f"environment ({CHROMIUM_VARIABLE})"
+        return out
+
+
+class _TomlFile(TomlConfigSettingsSource):
+    """A TOML file of settings: at its top level, or under ``[xmltools]``."""
+
+    def __init__(self, settings_cls: type[BaseSettings], plan: _Plan) -> None:
+        self._plan = plan
+        super().__init__(settings_cls, toml_file=plan.toml)
+        _check_keys(self.toml_data, plan.toml_label)
+
+    def _read_file(self, file_path: Path | Traversable) -> dict[str, Any]:
+        try:
+            data = super()._read_file(file_path)
+        except (OSError, tomllib.TOMLDecodeError) as e:
+            raise ConfigError(f"cannot read {self._plan.toml_label}: {e}") from e
+        if "xmltools" not in data:
+            return data
+        section = data["xmltools"]
+        if not isinstance(section, dict):
+            raise ConfigError(f"{self._plan.toml_label}: [xmltools] must be a table")
+        outside = [k for k in data if k != "xmltools"]
+        if outside:
+            raise ConfigError(
+                f"{self._plan.toml_label}: {', '.join(outside)} outside [xmltools];"
+                " put every setting in the table, or none"
+            )
+        return dict(section)
+
+    def __call__(self) -> dict[str, Any]:
+        return _take(super().__call__(), self.current_state, self._plan, self._plan.toml_label)
+
+
+class _PyprojectTable(PyprojectTomlConfigSettingsSource):
+    """``[tool.xmltools]`` of a ``pyproject.toml``; a file without the table gives nothing."""
+
+    HEADER = ("tool", "xmltools")
+
+    def __init__(self, settings_cls: type[BaseSettings], plan: _Plan) -> None:
+        # the parent would take the table's name from model_config; it is fixed here
+        self._plan = plan
+        self.toml_file_path = plan.pyproject
+        self.toml_table_header = self.HEADER
+        data: Any = self._read_files(plan.pyproject)
+        for key in self.HEADER:
+            data = data.get(key, {})
+            if not isinstance(data, dict):
+                raise ConfigError(f"{PYPROJECT}: [tool.xmltools] must be a table")
+        self.toml_data = data
+        _check_keys(data, f"{PYPROJECT} [tool.xmltools]")
+        super(TomlConfigSettingsSource, self).__init__(settings_cls, data)
+
+    def _read_file(self, file_path: Path | Traversable) -> dict[str, Any]:
+        try:
+            return super()._read_file(file_path)
+        except (OSError, tomllib.TOMLDecodeError) as e:
+            raise ConfigError(f"cannot read {PYPROJECT}: {e}") from e
+
+    def __call__(self) -> dict[str, Any]:
+        return _take(super().__call__(), self.current_state, self._plan, PYPROJECT)
+
+
+def _take(found: dict[str, Any], taken: Mapping[str, Any], plan: _Plan, label: str) -> dict[str, Any]:
+    """The values of a lower source that no higher one set (a table is not merged key by key)."""
+    out = {k: v for k, v in found.items() if k not in taken}
+    for k in out:
+        plan.origins[k] = label
+    return out
+
+
+class _Layered(BaseSettings, Config):
+    """Config as pydantic-settings builds it; only ``_load`` makes one, with a plan in ``_PLAN``."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, case_sensitive=False, extra="forbid", frozen=True
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        plan = _PLAN.get()
+        if plan is None:
+            raise RuntimeError("build a layered configuration with Config.load()")
+        sources: list[PydanticBaseSettingsSource] = [init_settings]
+        if plan.environ is not None:
+            sources.append(_EnvSource(settings_cls, plan))
+        if plan.toml is not None:
+            sources.append(_TomlFile(settings_cls, plan))
+        if plan.pyproject is not None:
+            sources.append(_PyprojectTable(settings_cls, plan))
+        return tuple(sources)
+
+
+_C = TypeVar("_C", bound=Config)
+
+
+def _load(
+    cls: type[_C],
+    path: str | Path | None,
+    *,
+    environ: Mapping[str, str] | None,
+    cwd: str | Path | None,
+    overrides: Mapping[str, Any],
+    env: bool = True,
+    files: bool = True,
+    pyproject: bool = True,
+    prefix: str = ENV_PREFIX,
+) -> tuple[_C, dict[str, str]]:
+    """Build a ``cls`` from the sources asked for; also say where each setting came from."""
+    _check_keys(overrides, "the arguments")
+    here = Path.cwd() if cwd is None else Path(cwd)
+    toml: Path | None = None
+    label = TOML_FILE
+    if files:
+        if path is not None:
+            toml = Path(path) if Path(path).is_absolute() else here / path
+            label = str(path)
+            if not toml.is_file():
+                raise ConfigError(f"cannot read {path}: no such file")
+        else:
+            toml = here / TOML_FILE
+    plan = _Plan(
+        environ=(os.environ if environ is None else environ) if env else None,
+        prefix=prefix,
+        toml=toml,
+        toml_label=label,
+        pyproject=here / PYPROJECT if files and pyproject else None,
+    )
+    token = _PLAN.set(plan)
+    try:
+        layered = _Layered(**overrides)
+    except ValidationError as e:
+        origins = {**plan.origins, **dict.fromkeys(overrides, ARGUMENT)}
+        raise ConfigError(_explain(e, origins)) from e
+    except SettingsError as e:  # pragma: no cover - the sources above raise ConfigError themselves
+        raise ConfigError(f"invalid configuration: {e}") from e
+    finally:
+        _PLAN.reset(token)
+    origins = {name: DEFAULT for name in Config.model_fields}
+    origins.update(plan.origins)
+    origins.update(dict.fromkeys(overrides, ARGUMENT))
+    # the values are valid already (the settings class validated them); this only makes a plain Config
+    return cls(**{name: getattr(layered, name) for name in Config.model_fields}), origins
+
+
+def explain(
+    path: str | Path | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    **overrides: Any,
+) -> list[Setting]:
+    """Like :meth:`Config.load`, but every setting with its effective value and its source."""
+    config, origins = _load(Config, path, environ=environ, cwd=cwd, overrides=overrides)
+    return [Setting(name, getattr(config, name), origins[name]) for name in Config.model_fields]
+
+
+def format_settings(settings: Iterable[Setting]) -> str:
+    """The lines of ``xmltools config``: name, value and source, in columns."""
+    rows = [(s.name, display(s.value), s.source) for s in settings]
+    w0 = max(len(r[0]) for r in rows)
+    w1 = min(max(len(r[1]) for r in rows), 40)
+    return "\n".join(f"{n:<{w0}}  {v:<{w1}}  {src}" for n, v, src in rows)
+
+
+def display(value: Any) -> str:
+    """A value as the environment would give it (``900x600``, ``none``, ``true``, JSON lists)."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Enum):
+        return str(value.value)
+    if isinstance(value, (tuple, list)):
+        return json.dumps([str(x) for x in value])
+    if isinstance(value, Mapping):
+        return json.dumps({str(k): v for k, v in value.items()})
+    return str(value)
+
+
+def environment_variables(name: str) -> tuple[str, ...]:
+    """The variables that set ``name``, the first winning."""
+    return (
+        (ENV_PREFIX + name.upper(), CHROMIUM_VARIABLE)
+        if name == "executable"
+        else (ENV_PREFIX + name.upper(),)
+    )
+
+
+def settings_table() -> str:
+    """Every setting as a Markdown table (name, default, variable, description): the README's."""
+    lines = ["| setting | default | environment variable | description |", "|---|---|---|---|"]
+    for name, info in Config.model_fields.items():
+        default = info.get_default(call_default_factory=True)
+        variables = ", ".join(f"`{v}`" for v in environment_variables(name))
+        about = (info.description or "").replace("|", "\\|")
+        lines.append(f"| `{name}` | `{display(default)}` | {variables} | {about} |")
+    return "\n".join(lines)
 
 
 def _env_value(raw: str) -> Any:
@@ -234,9 +577,23 @@ def _env_value(raw: str) -> Any:
     return s
 
 
-def _explain(e: ValidationError) -> str:
+def _said(origin: str) -> str:
+    """A source as an error names it: ``XMLTOOLS_VIEWPORT``, ``xmltools.toml``, ``the arguments``."""
+    if origin == ARGUMENT:
+        return "the arguments"
+    return (
+        origin.removeprefix("environment (").removesuffix(")")
+        if origin.startswith("environment (")
+        else origin
+    )
+
+
+def _explain(e: ValidationError, origins: Mapping[str, str] | None = None) -> str:
     parts = []
     for err in e.errors(include_url=False):
-        where = ".".join(str(x) for x in err.get("loc", ())) or "config"
-        parts.append(f"{where}: {str(err.get('msg', 'invalid')).removeprefix('Value error, ')}")
+        loc = err.get("loc", ())
+        where = ".".join(str(x) for x in loc) or "config"
+        origin = (origins or {}).get(str(loc[0]), DEFAULT) if loc else DEFAULT
+        source = "" if origin == DEFAULT else f" (from {_said(origin)})"
+        parts.append(f"{where}: {str(err.get('msg', 'invalid')).removeprefix('Value error, ')}{source}")
     return "invalid configuration: " + "; ".join(parts)

@@ -59,4 +59,8 @@ def run_demo(out_dir: str | Path = "out/demo") -> int:
     )
     print(f"recording: {recording.resolve()}")
     print(f"report: {report.resolve()}")
-    return 0 if done and not failures else 1
+    if not result.ok:
+        print(result.summary())
+    # 1: the task was not completed, a step failed in the browser, or the replay drifted; a browser
+    # that cannot be found or started is raised (BrowserError) before any step is shown
+    return 0 if done and not failures and result.ok else 1

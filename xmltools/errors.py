@@ -11,12 +11,28 @@ misuses the API, and for failures it must hear about directly.
      ├── UsageError              the host program misused the API
      │    ├── StreamClosedError  feed() after close() on a stream
      │    ├── ConfigError        an invalid tool, limit, template folder or setting
+     │    │    └── TranscriptError  a transcript or corpus file that cannot be read or is malformed
      │    └── ApprovalError      the host's approval callback raised or answered nonsense
      ├── BrowserError            the browser could not be found, started or reached
      │    ├── BrowserNotFoundError
      │    └── RemoteBrowserError
      ├── MistakeLimitError       the model reached the mistake limit (when the host asked to raise)
      └── ModelError              the model endpoint failed (HTTP error, dropped connection)
+
+The ``xmltools`` command prints every one of these as a single line on stderr
+(``xmltools: <message>``, no traceback) and exits with a code that says whose
+problem it is:
+
+==  ===================================================================================
+0   success
+1   the run failed or drifted: a replay with drift, a demo that did not complete, a
+    ``run`` the loop stopped (mistake limit, out of turns, a call held for approval),
+    :class:`MistakeLimitError`
+2   a usage error: bad arguments, :class:`UsageError` and its subclasses (``ConfigError``,
+    ``TranscriptError``), and a file named on the command line that cannot be read
+3   the environment: :class:`BrowserError` and its subclasses (no browser, a bad executable,
+    an unreachable remote endpoint), :class:`ModelError` (the model endpoint failed)
+==  ===================================================================================
 
 This module imports nothing from the rest of the package.
 """
@@ -32,6 +48,7 @@ __all__ = [
     "ModelError",
     "RemoteBrowserError",
     "StreamClosedError",
+    "TranscriptError",
     "UsageError",
     "XmltoolsError",
 ]
@@ -51,6 +68,23 @@ class StreamClosedError(UsageError):
 
 class ConfigError(UsageError):
     """A tool definition, a limit, a template folder or a setting is invalid."""
+
+
+class TranscriptError(ConfigError):
+    """A transcript or corpus file cannot be read, or one of its lines is not a valid record.
+
+    The message is one line naming the file, and the line and the field when
+    there is one (``run.jsonl:3: unknown field 'colour' in a tool_result
+    record``); ``path``, ``line`` and ``field`` hold them too.
+    """
+
+    def __init__(
+        self, message: str, *, path: str | None = None, line: int | None = None, field: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.field = field
 
 
 class ApprovalError(UsageError):

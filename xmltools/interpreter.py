@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import logging
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field, replace
@@ -61,6 +62,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+logging.getLogger("xmltools").addHandler(logging.NullHandler())  # silent unless the host configures it
 ERRORS_SHOWN = 3  # broken calls in one message whose errors are spelled out; the rest are counted
 
 
@@ -409,6 +412,8 @@ class AsyncInterpreter:
         turn.sessions = self.open_sessions
         turn.mistakes = self.session.mistakes
         turn.result = to_message(parts, self.config.shape) if parts else None
+        if log.isEnabledFor(logging.INFO):
+            log.info("%s", _turn_summary(turn))
         if turn.mistake_limit_reached and self.config.on_mistake_limit == "raise":
             raise MistakeLimitError(
                 f"the model made {self.session.mistakes} mistakes in a row"
@@ -613,8 +618,9 @@ class AsyncInterpreter:
         to_run: object = checked.args if checked.tab is None else InTab(checked.tab, checked.args)  # type: ignore[arg-type]
         try:
             result = await browser.run(to_run)
-        except BrowserError:
+        except BrowserError as e:
             s.browser_lost()  # the host's problem: raised to the host, the state stays sound
+            log.debug("%s %s raised %s to the host: %s", call.name, action, type(e).__name__, e)
             raise
         s.touch(self._clock())
         if isinstance(result, Failure):
@@ -761,6 +767,39 @@ def _too_large(blocks: list[Any]) -> bool:
 def _wrong_target(outcome: CallOutcome) -> bool:
     """A browser failure that is the model's mistake: the element it named could not be acted on."""
     return outcome.status == "failed" and outcome.failure is not None and outcome.failure.kind == "target"
+
+
+def _turn_summary(turn: Turn) -> str:
+    """One line for the log: what each call became, then the protocol state."""
+    if not turn.outcomes:
+        what = "no tool call"
+    else:
+        shown = []
+        for o in turn.outcomes:
+            name = f"{o.tool} {o.action}" if o.action else o.tool
+            if o.session:
+                name += f" [{o.session}]"
+            detail = ""
+            if o.status == "ok" and o.observation is not None:
+                detail = f" -> {o.observation.url}"
+            elif o.failure is not None:
+                detail = f" ({o.failure.kind})"
+            elif o.error is not None or o.violation is not None:
+                detail = f" ({o.error.code if o.error is not None else o.violation})"
+            shown.append(f"{name}: {o.status}{detail}")
+        what = "; ".join(shown)
+    flags = [
+        flag
+        for flag, on in (
+            ("completed", turn.completed),
+            ("stream cut", turn.cut),
+            ("mistake limit reached", turn.mistake_limit_reached),
+            ("awaiting approval", turn.approval_required is not None),
+        )
+        if on
+    ]
+    tail = f", {', '.join(flags)}" if flags else ""
+    return f"turn: {what} [state {turn.state.value}, mistakes {turn.mistakes}{tail}]"
 
 
 def _describe(value: object) -> str:

@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import logging
+import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ._loop import run_sync
-from .approval import PendingApproval
+from .approval import Allow, Deny, PendingApproval
 from .config import Config
 from .errors import ModelError, UsageError
 from .interpreter import AsyncInterpreter, Interpreter, Turn, _registry
@@ -52,9 +54,11 @@ __all__ = [
 ]
 
 StopReason = Literal["no_tool", "completed", "mistake_limit", "max_turns", "approval_required"]
-# the host's answer to a call held for approval: True runs it, False or a reason refuses it
-Approver = Callable[[PendingApproval], "bool | str | Awaitable[bool | str]"]
+# the host's answer to a held call: True or Allow() runs it; False, a reason or Deny(reason) refuses it
+Approver = Callable[[PendingApproval], "bool | str | Allow | Deny | Awaitable[bool | str | Allow | Deny]"]
 Model = Callable[[list[dict[str, Any]]], Any]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -77,6 +81,22 @@ class Usage:
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+    def describe(self) -> str:
+        """The counts for a person: ``tokens: 1,234 in, 56 out``; estimates are marked ``~``.
+
+        ``tokens: ~1,234 in, ~56 out (estimated for 2 of 3 calls)``: when any
+        call was estimated, both totals are marked, since either may hold an
+        estimate.
+        """
+        if not self.calls and not self.total_tokens:
+            return "tokens: none (no model call)"
+        mark = "~" if self.estimated_calls else ""
+        text = f"tokens: {mark}{self.prompt_tokens:,} in, {mark}{self.completion_tokens:,} out"
+        if self.estimated_calls:
+            calls = f"{self.calls} call{'s' if self.calls != 1 else ''}"
+            text += f" (estimated for {self.estimated_calls} of {calls})"
+        return text
 
     def add(self, prompt: int | None, completion: int | None) -> None:
         self.prompt_tokens += prompt or 0
@@ -608,6 +628,7 @@ async def arun_loop(
             stream = interp.stream()
             chunks = _model_chunks(model, [dict(m) for m in history])
             stopped = False
+            started = time.monotonic()
             try:
                 async for chunk in chunks:
                     if stream.feed(chunk).call_complete:
@@ -620,15 +641,23 @@ async def arun_loop(
                 await chunks.aclose()
             if not isinstance(model, _ADAPTERS):
                 result.usage.calls += 1
+            log.debug(
+                "model call %d: replied in %.0f ms%s",
+                index + 1,
+                (time.monotonic() - started) * 1000,
+                " (stream cut after the first complete call)" if stopped else "",
+            )
             turn = await stream.finish(stopped=stopped)
             held = turn.approval_required
             if held is not None and on_approval is not None:
                 answer = on_approval(held)
                 if isinstance(answer, Awaitable):
                     answer = await answer
-                if answer is True:
+                if answer is True or isinstance(answer, Allow):
                     turn = await interp.approve(held)
                 else:
+                    if isinstance(answer, Deny):
+                        answer = answer.reason
                     reason = (
                         answer
                         if isinstance(answer, str) and answer.strip()
@@ -657,6 +686,12 @@ async def arun_loop(
                 result.stop_reason = "mistake_limit"
                 break
         interp.trim_history(history)
+        log.info(
+            "loop stopped: %s after %d turns%s",
+            result.stop_reason,
+            len(result.turns),
+            f"; {result.usage.describe()}" if isinstance(model, _ADAPTERS) else "",
+        )
         await emit(LoopEvent("stop", len(result.turns), stop_reason=result.stop_reason))
         return result
     finally:

@@ -70,8 +70,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture
 def xmltools_interpreter() -> Iterator[Interpreter]:
-    """A ready interpreter with a real browser (configured from XMLTOOLS_* variables)."""
-    with Interpreter(Config.from_env()) as it:
+    """A ready interpreter with a real browser, configured as every command is: ``Config.load()``
+    (XMLTOOLS_* variables, xmltools.toml, [tool.xmltools] of pyproject.toml, the defaults)."""
+    with Interpreter(Config.load()) as it:
         yield it
 
 

@@ -8,6 +8,7 @@ three shapes: OpenAI chat, Anthropic messages, and plain text.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import hashlib
 import html
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import jinja2
+from jinja2 import meta as jinja2_meta
 
 from .errors import ConfigError
 from .profiles import DEFAULT_SESSION, ROO, Profile
@@ -33,8 +35,13 @@ __all__ = [
     "Renderer",
     "Shape",
     "apply_image_budget",
+    "bundled_templates",
+    "check_overrides",
+    "format_templates",
     "neutralize",
     "render_html",
+    "template_table",
+    "template_variables",
     "to_message",
 ]
 
@@ -49,6 +56,68 @@ def _prompts_dir() -> Path:
 
 
 PROMPTS_DIR = _prompts_dir()
+
+
+def bundled_templates() -> list[str]:
+    """The names of the bundled prompt templates (``system/browser_action.j2``, ...)."""
+    return sorted(p.relative_to(PROMPTS_DIR).as_posix() for p in PROMPTS_DIR.rglob("*.j2"))
+
+
+def check_overrides(folder: str | Path) -> None:
+    """Every ``*.j2`` under ``folder`` must override a bundled template: a stray name is a typo."""
+    d = Path(folder)
+    names = bundled_templates()
+    problems = []
+    for p in sorted(d.rglob("*.j2")):
+        rel = p.relative_to(d).as_posix()
+        if rel not in names:
+            closest = difflib.get_close_matches(rel, names, n=1, cutoff=0.0)
+            hint = f"; did you mean {closest[0]}?" if closest else ""
+            problems.append(f"{rel} matches no template{hint}")
+    if problems:
+        raise ConfigError(f"templates folder {str(d)!r}: " + "; ".join(problems))
+
+
+# every render gets these two, whatever the template uses
+TEMPLATE_GLOBALS = ("tool", "policy")
+
+
+@functools.lru_cache(maxsize=1)
+def template_variables() -> dict[str, tuple[str, ...]]:
+    """Each bundled template and the variables it reads (besides ``tool`` and ``policy``).
+
+    Found from the templates themselves (Jinja2's ``meta.find_undeclared_variables``),
+    so an override can rely on exactly these.
+    """
+    env = Renderer().env  # the filters the templates use
+    out: dict[str, tuple[str, ...]] = {}
+    for name in bundled_templates():
+        source = (PROMPTS_DIR / name).read_text()
+        found = jinja2_meta.find_undeclared_variables(env.parse(source))
+        out[name] = tuple(sorted(found - set(TEMPLATE_GLOBALS)))
+    return out
+
+
+def template_table() -> str:
+    """The bundled templates and their variables as a Markdown table: the README's."""
+    lines = ["| template | variables |", "|---|---|"]
+    for name, variables in template_variables().items():
+        lines.append(f"| `{name}` | {', '.join(f'`{v}`' for v in variables) or '(none)'} |")
+    return "\n".join(lines)
+
+
+def format_templates(overrides: str | Path | None = None) -> str:
+    """The lines of ``xmltools prompt --list``: each template, its variables, and which are overridden."""
+    if overrides is not None:
+        check_overrides(overrides)
+    table = template_variables()
+    width = max(len(n) for n in table)
+    lines = []
+    for name, variables in table.items():
+        mark = " (overridden)" if overrides is not None and (Path(overrides) / name).is_file() else ""
+        lines.append(f"{name:<{width}}  {', '.join(variables) or '-'}{mark}")
+    lines.append(f"every template also gets: {', '.join(TEMPLATE_GLOBALS)}")
+    return "\n".join(lines)
 
 
 def neutralize(value: object) -> str:
@@ -119,6 +188,7 @@ class Renderer:
             d = Path(templates)
             if not d.is_dir():
                 raise ConfigError(f"templates folder {str(d)!r} does not exist")
+            check_overrides(d)
             self.override_dir = d
             loaders.append(jinja2.FileSystemLoader(str(d)))
         loaders.append(jinja2.FileSystemLoader(str(PROMPTS_DIR)))

@@ -24,10 +24,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .config import Config
-from .errors import ConfigError, UsageError
+from .errors import ConfigError, TranscriptError, UsageError
 from .interpreter import AsyncInterpreter, CallOutcome, Turn
 from .profiles import PROFILES
 from .protocol import State
@@ -46,6 +46,7 @@ __all__ = [
     "Transcript",
     "TranscriptWriter",
     "load_transcript",
+    "read_lines",
     "registry_for",
     "replay",
 ]
@@ -121,7 +122,6 @@ class ToolResultRecord(_Record):
 
 
 Record = MessageRecord | AssistantRecord | ToolResultRecord
-_RECORD = TypeAdapter(Record)
 
 
 @dataclass
@@ -149,14 +149,37 @@ class Transcript:
             yield current, results
 
     def screenshot(self, rec: ObservationRecord) -> Screenshot | None:
+        """The recorded screenshot; TranscriptError (one line, naming the file) when it cannot be read."""
         if rec.screenshot is None or self.path is None:
             return None
-        data = (self.path.parent / rec.screenshot).read_bytes()
+        try:
+            data = (self.path.parent / rec.screenshot).read_bytes()
+        except OSError as e:
+            raise TranscriptError(self._missing_shot(rec.screenshot, e), path=str(self.path)) from e
         fmt = Path(rec.screenshot).suffix.lstrip(".").lower()
         w, h = rec.screenshot_size or (rec.viewport.width, rec.viewport.height)
         return Screenshot(
             data=data, format=fmt if fmt in ("webp", "png", "jpeg") else "png", width=w, height=h
         )
+
+    def _missing_shot(self, name: str, e: OSError | None = None) -> str:
+        gone = e is None or isinstance(e, FileNotFoundError)
+        why = "is missing" if gone else f"cannot be read ({e.strerror if e is not None else ''})"
+        return (
+            f"{self.path}: the screenshot {name} {why}"
+            f" (a transcript's screenshots are kept in {Path(name).parent}/ beside it)"
+        )
+
+    def missing_screenshots(self) -> list[str]:
+        """The screenshots the records name that are not beside the transcript (as the records name them)."""
+        if self.path is None:
+            return []
+        names = [
+            r.observation.screenshot
+            for r in self.records
+            if isinstance(r, ToolResultRecord) and r.observation is not None and r.observation.screenshot
+        ]
+        return [n for n in names if not (self.path.parent / n).is_file()]
 
     def observation(self, rec: ObservationRecord) -> Observation:
         return Observation(
@@ -172,35 +195,119 @@ class Transcript:
         )
 
 
-def load_transcript(path: str | Path) -> Transcript:
-    """Read a transcript; a malformed line raises ConfigError naming the line."""
+def read_lines(path: str | Path, what: str = "transcript") -> list[str]:
+    """The lines of a UTF-8 text file; a file that cannot be read raises TranscriptError in one line.
+
+    Lines end at "\\n" only: ``str.splitlines()`` would also split at U+2028 or
+    U+0085 inside a JSON string.
+    """
     p = Path(path)
     try:
-        # records end at "\n" only: str.splitlines() would also split at U+2028 or U+0085 inside a string
-        lines = p.read_text(encoding="utf-8").split("\n")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"cannot read transcript {p}: {e}") from e
+        return p.read_text(encoding="utf-8").split("\n")
+    except FileNotFoundError as e:
+        raise TranscriptError(f"{p}: no such file", path=str(p)) from e
+    except IsADirectoryError as e:
+        raise TranscriptError(f"{p}: is a folder, not a {what} file", path=str(p)) from e
+    except PermissionError as e:
+        raise TranscriptError(f"{p}: permission denied", path=str(p)) from e
+    except OSError as e:
+        raise TranscriptError(f"{p}: cannot be read ({e.strerror or e})", path=str(p)) from e
+    except UnicodeDecodeError as e:
+        byte = e.object[e.start] if e.start < len(e.object) else 0
+        raise TranscriptError(
+            f"{p}: not UTF-8 text (byte 0x{byte:02x} at offset {e.start}): a {what} is JSON lines",
+            path=str(p),
+        ) from e
+
+
+_RECORD_MODELS: dict[str, type[MessageRecord] | type[AssistantRecord] | type[ToolResultRecord]] = {
+    "system": MessageRecord,
+    "user": MessageRecord,
+    "assistant": AssistantRecord,
+    "tool_result": ToolResultRecord,
+}
+
+
+def not_json(e: ValueError) -> str:
+    """What is wrong with a line that is not JSON, for a message that already names the line."""
+    if isinstance(e, json.JSONDecodeError):
+        return f"not JSON ({e.msg} at column {e.colno})"
+    return f"not JSON ({e})"
+
+
+def _record_kind(data: dict[str, Any]) -> str | None:
+    """The kind of record a JSON object is meant to be, from its role (or its fields when it has none)."""
+    role = data.get("role")
+    if role is None:  # the roles that have a default: a tool result has a call or a status
+        return "tool_result" if "call" in data or "status" in data else "assistant"
+    return role if isinstance(role, str) and role in _RECORD_MODELS else None
+
+
+def _validation_problem(e: ValidationError, kind: str) -> tuple[str, str | None]:
+    """One line for a record's first validation error, and the field it names."""
+    errors = e.errors()
+    if not errors:
+        return f"not a valid {kind}", None
+    first = errors[0]
+    field = ".".join(str(x) for x in first.get("loc", ())) or None
+    more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    kind_name = "the header" if kind == "header" else f"a {kind} record"
+    if first.get("type") == "extra_forbidden":
+        return f"unknown field {field!r} in {kind_name}{more}", field
+    if first.get("type") == "missing":
+        return f"{kind_name} lacks the field {field!r}{more}", field
+    where = f"field {field!r} of {kind_name}" if field else kind_name
+    return f"{where}: {first.get('msg', 'invalid')}{more}", field
+
+
+def load_transcript(path: str | Path) -> Transcript:
+    """Read a transcript.
+
+    Every problem raises :class:`~xmltools.errors.TranscriptError` (a
+    ConfigError) with one line naming the file, the line and the field: a
+    missing file, a folder, a file that is not UTF-8, a line that is not JSON,
+    an unknown role, an unknown or missing field.
+    """
+    p = Path(path)
+    lines = read_lines(p)
     header: Header | None = None
     records: list[Record] = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
+
+        def problem(message: str, field: str | None = None, *, n: int = n) -> TranscriptError:
+            return TranscriptError(f"{p}:{n}: {message}", path=str(p), line=n, field=field)
+
         try:
             data = json.loads(line)
-            if header is None:
-                if not isinstance(data, dict) or "xmltools_transcript" not in data:
-                    raise ConfigError(
-                        f"{p}:{n}: the first line must be the header ({{'xmltools_transcript': 1, ...}})"
-                    )
+        except ValueError as e:
+            raise problem(not_json(e)) from e
+        if not isinstance(data, dict):
+            raise problem(f"a record is a JSON object, not {type(data).__name__}")
+        if header is None:
+            if "xmltools_transcript" not in data:
+                raise problem("the first line must be the header ({'xmltools_transcript': 1, ...})")
+            try:
                 header = Header.model_validate(data)
-                if header.xmltools_transcript != FORMAT_VERSION:
-                    raise ConfigError(f"{p}: format version {header.xmltools_transcript} is not supported")
-                continue
-            records.append(_RECORD.validate_python(data))
-        except (ValueError, ValidationError) as e:
-            raise ConfigError(f"{p}:{n}: not a transcript record: {str(e).splitlines()[0]}") from e
+            except ValidationError as e:
+                raise problem(*_validation_problem(e, "header")) from e
+            if header.xmltools_transcript != FORMAT_VERSION:
+                raise problem(f"format version {header.xmltools_transcript} is not supported")
+            continue
+        kind = _record_kind(data)
+        if kind is None:
+            raise problem(
+                f"unknown role {data.get('role')!r}: a record's role is system, user, assistant"
+                " or tool_result",
+                "role",
+            )
+        try:
+            records.append(_RECORD_MODELS[kind].model_validate(data))
+        except ValidationError as e:
+            raise problem(*_validation_problem(e, kind)) from e
     if header is None:
-        raise ConfigError(f"{p} is empty: a transcript starts with a header line")
+        raise TranscriptError(f"{p}: empty: a transcript starts with a header line", path=str(p))
     return Transcript(p, header, records)
 
 
@@ -444,7 +551,7 @@ class RecordedBrowser:
                 "replayed offline: nothing was recorded for this action, so this is the page as last recorded"
             )
             return self._last.model_copy(update={"notes": (note,)})
-        obs = self.transcript.observation(rec.observation) if rec.observation is not None else None
+        obs = self._observation(rec.observation) if rec.observation is not None else None
         if obs is not None:
             obs = obs.model_copy(update={"url": _fill(obs.url, self.base_url)})
             self._last = obs
@@ -455,6 +562,19 @@ class RecordedBrowser:
             return Failure(kind=kind, message=err.message, observation=obs, browser_closed=err.browser_closed)
         self._open = True
         return obs
+
+    def _observation(self, rec: ObservationRecord) -> Observation:
+        """The recorded observation; without its screenshot, and a note, when that file is gone.
+
+        An offline replay compares outcomes, not pictures: a transcript moved
+        away from its screenshots still replays.
+        """
+        try:
+            return self.transcript.observation(rec)
+        except TranscriptError as e:
+            obs = self.transcript.observation(rec.model_copy(update={"screenshot": None}))
+            note = f"replayed offline: {str(e).split(': ', 1)[-1]}"
+            return obs.model_copy(update={"notes": (*obs.notes, note)})
 
     async def close(self) -> Failure | None:
         self._open = False
@@ -549,11 +669,24 @@ async def replay(
     browser, and the protocol's outcomes are compared.
     """
     t = transcript if isinstance(transcript, Transcript) else load_transcript(transcript)
+    if not offline:  # a live replay compares screenshots: say which is missing before starting a browser
+        missing = t.missing_screenshots()
+        if missing:
+            more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+            raise TranscriptError(
+                t._missing_shot(missing[0]) + more + "; an offline replay needs none", path=str(t.path)
+            )
     if config is None:
+        # The recorded run's settings, layered as every command reads them (Config.load), with the
+        # header given as arguments: a replay must reproduce the recorded run, so the header wins
+        # over the environment and the files for every field it holds; they fill in only the
+        # fields it lacks (an older recording).  A header that is not valid is set aside.
+        header_values = {k: v for k, v in t.header.config.items() if k in Config.model_fields}
         try:
-            config = Config.build(**{k: v for k, v in t.header.config.items() if k in Config.model_fields})
+            Config.build(**header_values)
         except ConfigError:
-            config = Config()
+            header_values = {}
+        config = Config.load(**header_values)
     if offline and base_url is None:
         base_url = OFFLINE_BASE_URL  # any address will do: nothing is fetched offline
     recorded_browser = RecordedBrowser(t, base_url, config.viewport) if offline else None

@@ -34,6 +34,7 @@ import asyncio
 import base64
 import contextlib
 import json
+import logging
 import shutil
 import tempfile
 import time
@@ -83,6 +84,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+log = logging.getLogger("xmltools.browser")
 
 TYPE_KEYS_MAX = 200  # longer text is inserted with one input event instead of a keystroke per character
 MAX_NAVIGATIONS = 20  # a page that navigates more often than this during one action is shown as it is
@@ -1174,6 +1176,11 @@ class BrowserSession:
             "device_scale_factor": c.device_scale_factor,
             "accept_downloads": True,
         }
+        log.debug(
+            "opening a session: %s%s",
+            f"remote {c.remote}" if c.remote else f"local, executable {c.executable or '(found on its own)'}",
+            f", profile folder {c.profile_dir}" if c.profile_dir is not None else "",
+        )
         try:
             if c.profile_dir is not None:
                 ctx = await self.pool.persistent_context(c.backends, c.profile_dir, t.launch, **options)
@@ -1205,6 +1212,7 @@ class BrowserSession:
         except (TimeoutError, PlaywrightError) as e:
             await self._drop()
             raise BrowserError(f"the browser did not open a page within {t.launch:g} s ({e})") from e
+        log.debug("session open (browser version %s)", self.browser_version or "unknown")
 
         self._blank_start = url is None
 
@@ -1761,6 +1769,31 @@ class BrowserSession:
 
     async def run(self, action: object) -> Observation | Failure | None:
         """Run a typed action from :mod:`xmltools.tools`; ``close`` returns None (or a Failure)."""
+        if not log.isEnabledFor(logging.DEBUG):
+            return await self._dispatch(action)
+        inner = action.inner if isinstance(action, InTab) else action
+        shown = str(getattr(inner, "action", type(inner).__name__))
+        if isinstance(action, InTab):
+            shown += f" in tab {action.tab}"
+        started = time.monotonic()
+        try:
+            result = await self._dispatch(action)
+        except BaseException as e:
+            ms = (time.monotonic() - started) * 1000
+            log.debug("%s: raised %s after %.0f ms: %s", shown, type(e).__name__, ms, first_line(e))
+            raise
+        ms = (time.monotonic() - started) * 1000
+        if isinstance(result, Failure):
+            closed = ", browser closed" if result.browser_closed else ""
+            log.debug("%s: failed (%s%s) in %.0f ms: %s", shown, result.kind, closed, ms, result.message)
+        elif result is None:
+            log.debug("%s: ok in %.0f ms (closed)", shown, ms)
+        else:
+            notes = f", {len(result.notes)} note(s)" if result.notes else ""
+            log.debug("%s: ok in %.0f ms -> %s%s", shown, ms, result.url, notes)
+        return result
+
+    async def _dispatch(self, action: object) -> Observation | Failure | None:
         name = str(getattr(action, "action", ""))
         if isinstance(action, InTab):
             moved = await self.select_tab(action.tab)
