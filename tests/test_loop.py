@@ -467,8 +467,14 @@ def test_cli_run_without_the_completion_tool(capsys: pytest.CaptureFixture[str])
     assert "temperature" not in server.requests[0]
 
 
-def test_cli_run_openai_needs_a_base_url(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_run_openai_needs_a_base_url(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from xmltools.cli import main
 
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     assert main(["run", "--model", "m", "--task", "t"]) == 2
-    assert "--base-url is needed" in capsys.readouterr().err
+    assert "--base-url (or OPENAI_BASE_URL) is needed" in capsys.readouterr().err
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # read as the SDK reads it: nobody there
+    assert main(["run", "--model", "m", "--task", "t", "--max-turns", "1"]) == 3
+    assert "model" in capsys.readouterr().err

@@ -404,11 +404,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             import openai
         except ImportError as e:  # pragma: no cover - the extra is missing
             raise UsageError("xmltools run needs the openai package: pip install 'xmltools[openai]'") from e
-        if not args.base_url:
-            raise UsageError("--base-url is needed with --provider openai, such as http://127.0.0.1:8000/v1")
+        base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")  # as the SDK itself reads it
+        if not base_url:
+            raise UsageError(
+                "--base-url (or OPENAI_BASE_URL) is needed with --provider openai,"
+                " such as http://127.0.0.1:8000/v1"
+            )
         if key is None:
             key = os.environ.get("OPENAI_API_KEY") or "not-needed"
-        client = openai.OpenAI(base_url=args.base_url, api_key=key, max_retries=args.retries)
+        client = openai.OpenAI(base_url=base_url, api_key=key, max_retries=args.retries)
         model = OpenAIModel(client, args.model, stream=not args.no_stream, **options)
 
     completion = None if args.no_completion_tool else COMPLETION_TOOL
@@ -605,8 +609,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--base-url",
         default=None,
-        help="such as http://127.0.0.1:8000/v1 (needed for openai; anthropic reads ANTHROPIC_BASE_URL"
-        " when it is not given)",
+        help="such as http://127.0.0.1:8000/v1 (openai reads OPENAI_BASE_URL and anthropic"
+        " ANTHROPIC_BASE_URL when it is not given)",
     )
     p.add_argument("--model", required=True)
     p.add_argument(
