@@ -1,6 +1,8 @@
 """Parser benchmark: throughput, streaming overhead, scaling and peak memory.
 
-Every ratio is measured in the same run, so machine noise cancels out.
+Every ratio is measured in the same run, so machine noise cancels out: the whole parse
+and the 16-character stream of the mixed 1 MB message are timed in turns, several
+times, and the figures are their medians.
 Run it with ``make bench`` (or ``python bench/bench_parser.py --json out.json``).
 """
 
@@ -13,6 +15,7 @@ import os
 import random
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -49,6 +52,13 @@ def mixed_message(size: int, seed: int = 0) -> str:
         parts.append(s)
         n += len(s)
     return "".join(parts)[:size]
+
+
+def timed(fn: Callable[[], object]) -> float:
+    gc.collect()
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
 def best_of(fn: Callable[[], object], repeat: int) -> float:
@@ -152,7 +162,7 @@ def instruction_figures() -> dict[str, object]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--json", help="also write the figures to this file")
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=9, help="rounds of the 1 MB timings (medians)")
     ap.add_argument("--no-instructions", action="store_true", help="skip the callgrind instruction counts")
     ap.add_argument("--worker", nargs=2, metavar=("MODE", "SIZE"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -162,18 +172,27 @@ def main(argv: list[str] | None = None) -> int:
 
     mb = 1 << 20
     text = mixed_message(mb)
-    # interleaved, so that a busy neighbour slows both alike; the best of each
+    # In turns, so that a busy neighbour slows both alike; medians of the rounds.
     pieces = chunked(text, 16)
-    t_whole = t_stream = float("inf")
-    for _ in range(args.repeat):
-        t_whole = min(t_whole, best_of(lambda: parse(text, limits=LIMITS), 2))
-        t_stream = min(t_stream, best_of(lambda: feed_all(pieces), 1))
+    parse(text, limits=LIMITS)  # warm up
+    feed_all(pieces)
+    whole_times: list[float] = []
+    stream_times: list[float] = []
+    for _ in range(max(1, args.repeat)):
+        whole_times.append(timed(lambda: parse(text, limits=LIMITS)))
+        stream_times.append(timed(lambda: feed_all(pieces)))
+    t_whole = statistics.median(whole_times)
+    t_stream = statistics.median(stream_times)
     figures: dict[str, object] = {
         "message_bytes": len(text.encode()),
+        "rounds": max(1, args.repeat),
         "whole_MB_per_s": round(len(text) / t_whole / 1e6, 1),
         "whole_ms": round(t_whole * 1000, 1),
         "stream16_ms": round(t_stream * 1000, 1),
         "stream16_over_whole": round(t_stream / t_whole, 2),
+        "stream16_over_whole_per_round": sorted(
+            round(s / w, 2) for w, s in zip(whole_times, stream_times, strict=True)
+        ),
     }
 
     # The naive baseline is quadratic: measure it on 64 KB only.
@@ -204,16 +223,19 @@ def main(argv: list[str] | None = None) -> int:
         figures.update(instruction_figures())
 
     goals = {
-        "whole >= 20 MB/s": float(figures["whole_MB_per_s"]) >= 20,  # type: ignore[arg-type]
-        "stream16 <= 3x whole (time)": float(figures["stream16_over_whole"]) <= 3,  # type: ignore[arg-type]
+        "whole >= 25 MB/s": float(figures["whole_MB_per_s"]) >= 25,  # type: ignore[arg-type]
+        "stream16 <= 2.5x whole (time)": float(figures["stream16_over_whole"]) <= 2.5,  # type: ignore[arg-type]
         "ms/MB flat within 1.5x (64KB..4MB, time)": float(figures["ms_per_MB_max_over_min"]) <= 1.5,  # type: ignore[arg-type]
         # judged on the parser's own memory: the block objects it returns are the output, not overhead
         "working memory <= 3x message": float(figures["stream_working_memory_over_message"]) <= 3,  # type: ignore[arg-type]
     }
     if "stream16_over_whole_instr" in figures:
-        goals["stream16 <= 3x whole (instructions)"] = float(figures["stream16_over_whole_instr"]) <= 3  # type: ignore[arg-type]
+        goals["stream16 <= 2.5x whole (instructions)"] = float(figures["stream16_over_whole_instr"]) <= 2.5  # type: ignore[arg-type]
         goals["cost/MB flat within 1.5x (instructions)"] = float(figures["Minstr_per_MB_max_over_min"]) <= 1.5  # type: ignore[arg-type]
-    print(f"parser benchmark (best of {args.repeat} runs, same process; instruction counts by callgrind)")
+    print(
+        f"parser benchmark (1 MB figures: medians of {figures['rounds']} rounds in turns, same process;"
+        " instruction counts by callgrind)"
+    )
     for k, v in figures.items():
         print(f"  {k:36} {v}")
     for k, ok in goals.items():

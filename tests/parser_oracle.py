@@ -4,6 +4,11 @@ It walks the message one character at a time and asks, at every index, which
 tag (if any) *ends* there: the behaviour described in the anchors' notes.  It
 is quadratic-free but slow, and shares no code with ``xmltools.parser``; the
 property tests check that ``compat="roo"`` agrees with it on arbitrary text.
+
+The ``content`` rule is Roo-Code's: when a call named ``write_to_file`` closes,
+its ``content`` is re-read from the first ``<content>`` to the last
+``</content>`` of the call's body; other tools (``insert_content`` and the
+like) keep the value that ended at its first ``</content>``.
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ def roo_reference(msg: str, tools: dict[str, tuple[str, ...]]) -> list[dict[str,
             closing = f"</{tool['name']}>"
             if _ends_with(msg, end, closing):
                 body = msg[body_from : end - len(closing)]
-                if "content" in tools[tool["name"]]:
+                if tool["name"] == "write_to_file":
                     a = body.find("<content>")
                     b = body.rfind("</content>")
                     if a != -1 and b != -1 and b > a:

@@ -228,6 +228,98 @@ def test_streaming_in_random_small_chunks(compat: str, seed: int) -> None:
     assert parser.blocks() == p(MIXED, compat)
 
 
+# -- roo mode: write_to_file's content, closed more than once ----------------------
+#
+# Roo-Code's parser (V2, which compat="roo" follows) reads parameter values up to their
+# first closing tag; when a call named write_to_file closes, it re-reads <content> from
+# the first <content> to the last </content> of the call's body.  That happens after
+# all the other parameters were read, so it changes nothing else: a <line_count> after
+# the last </content> is a parameter as usual (Roo's own test of this message shape
+# expects line_count "5").  Other tools with a content parameter get no such rule.
+
+INSERT = ToolSyntax("insert_content", ("path", "line", "content"))
+ROO_TOOLS = [*TOOLS, INSERT]
+
+ROO_CONTENT_CASES = {
+    "closed once": (
+        "<write_to_file><path>a.txt</path><content>x\n</content><line_count>5</line_count></write_to_file>",
+        {"path": "a.txt", "content": "x", "line_count": "5"},
+    ),
+    "closed twice (the issue's message)": (
+        "<write_to_file><path>a.txt</path><content>x\n</content> y </content>"
+        "<line_count>5</line_count></write_to_file>",
+        {"path": "a.txt", "content": "x\n</content> y ", "line_count": "5"},
+    ),
+    "closed three times": (
+        "<write_to_file><path>a.txt</path><content>x\n</content> y </content> z </content>"
+        "<line_count>5</line_count></write_to_file>",
+        {"path": "a.txt", "content": "x\n</content> y </content> z ", "line_count": "5"},
+    ),
+    "line_count before content": (
+        "<write_to_file><path>a.txt</path><line_count>5</line_count><content>x\n</content> y </content>"
+        "</write_to_file>",
+        {"path": "a.txt", "line_count": "5", "content": "x\n</content> y "},
+    ),
+    "a closing tag after line_count": (
+        "<write_to_file><path>a.txt</path><content>x</content><line_count>5</line_count> z </content>"
+        "</write_to_file>",
+        {"path": "a.txt", "content": "x</content><line_count>5</line_count> z ", "line_count": "5"},
+    ),
+    "another tool with a content parameter": (
+        "<insert_content><path>a.txt</path><line>5</line><content>x\n</content> y </content>"
+        "</insert_content>",
+        {"path": "a.txt", "line": "5", "content": "x"},
+    ),
+    "<content> only inside another value": (
+        "<write_to_file><path><content></path>q</content></write_to_file>",
+        {"path": "<content>", "content": "</path>q"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(ROO_CONTENT_CASES))
+def test_roo_content_closed_more_than_once(case: str) -> None:
+    msg, params = ROO_CONTENT_CASES[case]
+    [b] = parse(msg, tools=ROO_TOOLS, compat="roo")
+    assert isinstance(b, ToolUse) and not b.partial and b.diagnostics == ()
+    assert dict(b.params) == params
+    for name, value in params.items():  # spans point at the raw value
+        raw = msg[slice(*b.param_spans[name])]
+        assert value in (raw, raw.strip(), raw.removeprefix("\n").removesuffix("\n"))
+    # streamed in any chunks, the same
+    for n in (1, 3, 7, 16):
+        sp = StreamParser(ROO_TOOLS, compat="roo")
+        for i in range(0, len(msg), n):
+            sp.feed(msg[i : i + n])
+        sp.close()
+        assert sp.blocks() == [b]
+
+
+def test_roo_without_line_count_in_the_vocabulary() -> None:
+    # Newer Roo-Code releases dropped line_count from their parameter names: there, the
+    # message gives path and content only, and <line_count> is text inside the call.
+    # compat="roo" does the same when no tool has a line_count parameter.
+    msg, _ = ROO_CONTENT_CASES["closed twice (the issue's message)"]
+    write = ToolSyntax("write_to_file", ("path", "content"), frozenset({"content"}))
+    [b] = parse(msg, tools=[write], compat="roo")
+    assert isinstance(b, ToolUse) and dict(b.params) == {"path": "a.txt", "content": "x\n</content> y "}
+
+
+def test_roo_content_rule_waits_for_the_closing_tag() -> None:
+    msg = "<write_to_file><path>a.txt</path><content>x\n</content> y </content>"
+    assert simple(p(msg, "roo")) == [("tool", "write_to_file", {"path": "a.txt", "content": "x"}, True)]
+
+
+def test_default_mode_reads_raw_content_to_its_last_closing_tag() -> None:
+    msg, _ = ROO_CONTENT_CASES["closed twice (the issue's message)"]
+    b = one_call(msg)
+    assert b.complete and dict(b.params) == {
+        "path": "a.txt",
+        "content": "x\n</content> y ",
+        "line_count": "5",
+    }
+
+
 # -- the default dialect: the table of the issue ----------------------------------
 
 

@@ -10,8 +10,10 @@ from parser_oracle import JS_WS, roo_reference
 
 from xmltools import BROWSER_ACTION, Limits, StreamParser, TextBlock, ToolSyntax, ToolUse, parse
 
-WRITE = ToolSyntax("write_to_file", ("path", "content"), frozenset({"content"}))
-TOOLS = [BROWSER_ACTION, WRITE]
+WRITE = ToolSyntax("write_to_file", ("path", "content", "line_count"), frozenset({"content"}))
+# a tool with a content parameter that Roo-Code's write_to_file rule does not apply to
+INSERT = ToolSyntax("insert_content", ("path", "line", "content"))
+TOOLS = [BROWSER_ACTION, WRITE, INSERT]
 TOOL_PARAMS = {t.name: t.params for t in TOOLS}
 
 FRAGMENTS = [
@@ -29,6 +31,12 @@ FRAGMENTS = [
     "</content>",
     "<path>",
     "</path>",
+    "<line_count>",
+    "</line_count>",
+    "<insert_content>",
+    "</insert_content>",
+    "<line>",
+    "</line>",
     "<url>",
     "</url>",
     "</coord",
@@ -126,6 +134,26 @@ def as_oracle(blocks: list[TextBlock | ToolUse]) -> list[dict[str, object]]:
 @given(messages)
 def test_roo_mode_matches_the_reference_model(text: str) -> None:
     assert as_oracle(parse(text, tools=TOOLS, compat="roo")) == roo_reference(text, TOOL_PARAMS)
+
+
+ROO_CONTENT_MESSAGES = [
+    "<write_to_file><path>a.txt</path><content>x\n</content><line_count>5</line_count></write_to_file>",
+    "<write_to_file><path>a.txt</path><content>x\n</content> y </content><line_count>5</line_count></write_to_file>",
+    "<write_to_file><path>a.txt</path><content>x\n</content> y </content> z </content><line_count>5</line_count>"
+    "</write_to_file>",
+    "<write_to_file><path>a.txt</path><line_count>5</line_count><content>x\n</content> y </content></write_to_file>",
+    "<write_to_file><path>a.txt</path><content>x</content><line_count>5</line_count> z </content></write_to_file>",
+    "<write_to_file><path>a.txt</path><content>x\n</content> y </content>",
+    "<write_to_file><content>a</content><path>p</content>q</path></write_to_file>",
+    "<write_to_file><path><content></path>q</content></write_to_file>",
+    "<insert_content><path>a.txt</path><line>5</line><content>x\n</content> y </content></insert_content>",
+    "<insert_content><content>x</content><content>y</content></insert_content> then <write_to_file>",
+]
+
+
+def test_roo_content_rule_matches_the_reference_model() -> None:
+    for msg in ROO_CONTENT_MESSAGES:
+        assert as_oracle(parse(msg, tools=TOOLS, compat="roo")) == roo_reference(msg, TOOL_PARAMS), msg
 
 
 # A well-formed call always round-trips, whatever the values (short of their own closing tags).

@@ -11,7 +11,10 @@ Two modes exist:
   truncated calls never count as complete, duplicate and unknown tags make a
   call invalid, and the ``text``-like raw parameters keep their spaces.
 * ``compat="roo"``: the block output of the Cline / Roo-Code whole-message
-  parser, reproduced for migration and comparison.
+  parser, reproduced for migration and comparison.  It follows Roo-Code's V2
+  parser: a value runs to its own first closing tag, and when a call named
+  ``write_to_file`` closes, its ``content`` is read again from the first
+  ``<content>`` to the last ``</content>`` of the call (only for that tool).
 
 The scanner is incremental.  Every decision it makes depends only on the text
 up to a bounded look-ahead, so feeding a message in chunks of any size gives
@@ -59,7 +62,6 @@ _WS = (
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*\Z")
 # A tag inside a call: a name (optionally closing) and, for unknown tags, attributes.
 _TAG_RE = re.compile(r"<(/?[A-Za-z_][A-Za-z0-9_.:-]{0,127})(\s[^<>]{0,127}|/)?>")
-_TAG_PREFIX_RE = re.compile(r"<(?:/?(?:[A-Za-z_][A-Za-z0-9_.:-]{0,127}(?:\s[^<>]{0,127}|/)?)?)?\Z")
 _FENCE_RE = re.compile(r"\n[ ]{0,3}(?:```|~~~)")
 _NOT_WS_RE = re.compile(r"[^ \t\r\n]")
 _TAG_START = frozenset("/_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -118,7 +120,7 @@ class HasVocabulary(Protocol):
 class Vocabulary:
     """The set of tools a parser recognises."""
 
-    __slots__ = ("_tools", "all_params", "max_open", "opener_prefix_re", "opener_re")
+    __slots__ = ("_tools", "all_params", "max_open", "opener_prefixes", "opener_re")
 
     def __init__(self, tools: Iterable[ToolSyntax] = (BROWSER_ACTION,)) -> None:
         self._tools: dict[str, ToolSyntax] = {}
@@ -134,9 +136,8 @@ class Vocabulary:
         names = sorted(self._tools, key=len, reverse=True)
         alts = "|".join(re.escape(n) for n in names) or "(?!)"
         self.opener_re = re.compile(f"<({alts})>")
-        prefixes = {n[:k] for n in names for k in range(len(n) + 1)}
-        palts = "|".join(re.escape(p) for p in sorted(prefixes, key=len, reverse=True))
-        self.opener_prefix_re = re.compile(f"<(?:{palts})\\Z")
+        # what the end of a text may be while it could still become an opening tag
+        self.opener_prefixes = frozenset("<" + n[:k] for n in names for k in range(len(n) + 1))
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
@@ -285,56 +286,9 @@ Event: TypeAlias = TextDelta | ToolStarted | ParamDelta | ToolCompleted
 # --------------------------------------------------------------------------
 # Internals
 
-
-class _Rope:
-    """Append-only text with cheap slicing; small chunks are merged so memory stays near 1x.
-
-    StreamParser.feed appends to ``_tail`` itself (the hot path of streaming), then calls
-    ``_merge`` once the tail reaches ``MERGE`` characters.
-    """
-
-    __slots__ = ("_parts", "_starts", "_tail", "_tail_len", "length")
-
-    MERGE = 4096
-
-    def __init__(self) -> None:
-        self._parts: list[str] = []
-        self._starts: list[int] = []
-        self._tail: list[str] = []
-        self._tail_len = 0
-        self.length = 0
-
-    def _merge(self) -> None:
-        self._starts.append(self.length - self._tail_len)
-        self._parts.append(self._tail[0] if len(self._tail) == 1 else "".join(self._tail))
-        self._tail = []
-        self._tail_len = 0
-
-    def slice(self, a: int, b: int) -> str:
-        if not self._parts and len(self._tail) == 1:
-            return self._tail[0][a:b] if a >= 0 else self._tail[0][0:b]
-        if not self._tail and len(self._parts) == 1:
-            return self._parts[0][a:b] if a >= 0 else self._parts[0][0:b]
-        a = max(a, 0)
-        b = min(b, self.length)
-        if b <= a:
-            return ""
-        tail_start = self.length - self._tail_len
-        out: list[str] = []
-        if a < tail_start:
-            k = bisect_right(self._starts, a) - 1
-            while k < len(self._parts) and a < b and a < tail_start:
-                s0 = self._starts[k]
-                part = self._parts[k]
-                hi = min(b - s0, len(part))
-                out.append(part[a - s0 : hi])
-                a = s0 + hi
-                k += 1
-        if a < b:
-            if len(self._tail) > 1:
-                self._tail = ["".join(self._tail)]
-            out.append(self._tail[0][a - tail_start : b - tail_start])
-        return out[0] if len(out) == 1 else "".join(out)
+_MERGE = 4096  # recent chunks are joined into one string once they reach this many characters
+_TRIM = 256  # the scanner drops the decided part of its window once it is this long
+_tuple_new = tuple.__new__  # builds an event without the Python-level __new__ of a NamedTuple
 
 
 class _Tool:
@@ -345,11 +299,11 @@ class _Tool:
         "end",
         "index",
         "name",
-        "order",
         "param",
         "param_close",
-        "param_emitted",
         "param_start",
+        "params",
+        "raw",
         "raw_ext",
         "spans",
         "start",
@@ -361,22 +315,25 @@ class _Tool:
     def __init__(self, syntax: ToolSyntax, index: int, start: int, body: int) -> None:
         self.syntax = syntax
         self.name = syntax.name
+        self.params = syntax.params
+        self.raw = syntax.raw
         self.index = index
         self.start = start
         self.body = body
         self.end = -1
+        # closed parameters: name -> span of the value, in the order they were first closed
         self.spans: dict[str, Span] = {}
-        self.order: list[str] = []
         self.diags: list[Diagnostic] = []
         self.param = ""  # name of the open parameter, "" when none
+        self.param_close = ""
         self.param_start = 0
-        self.param_emitted = 0
         self.raw_ext: tuple[str, int] | None = None
         self.too_big: set[str] = set()
         self.unknown: set[str] = set()
         self.close_name = "/" + syntax.name
-        self.param_close = ""
 
+
+_NO_TOOL = _Tool(ToolSyntax("_", ()), -1, 0, 0)  # the parser's tool while there is none
 
 _TEXT, _PENDING, _TOOL, _PARAM = 0, 1, 2, 3
 
@@ -415,7 +372,49 @@ class StreamParser:
     After every feed, :meth:`blocks` equals ``parse(text_so_far, final=False)``;
     after :meth:`close` it equals ``parse(text)``.  ``feed`` returns the events
     that the new text caused.
+
+    The text is kept as joined parts of at least ``_MERGE`` characters plus a tail of
+    recent chunks, so that memory stays near the message size.  The scanner works on
+    a *window*: the end of the text from ``_wbase`` on.  It always reaches the end of
+    the text, holds the undecided part (from ``_pos``) and usually one character
+    before it (the backtick rule looks there; without it the text is read).  Each
+    feed scans only the undecided part and the new chunk, and the window is trimmed
+    as it grows, so the total cost is linear in the message length.
     """
+
+    __slots__ = (
+        "__weakref__",
+        "_cache",
+        "_closed",
+        "_done",
+        "_emit",
+        "_fence_line",
+        "_fence_pos",
+        "_fenced_text",
+        "_in_fence",
+        "_len",
+        "_mark",
+        "_max_len",
+        "_max_param",
+        "_ntools",
+        "_opener",
+        "_overflow",
+        "_parts",
+        "_pos",
+        "_roo",
+        "_starts",
+        "_state",
+        "_tail",
+        "_tail_start",
+        "_text_start",
+        "_tool",
+        "_wbase",
+        "_win",
+        "compat",
+        "fenced",
+        "limits",
+        "vocab",
+    )
 
     def __init__(
         self,
@@ -434,21 +433,29 @@ class StreamParser:
         self.fenced: Fenced = fenced
         self.limits = limits or Limits()
         self._roo = compat == "roo"
-        self._rope = _Rope()
-        self._room = self.limits.max_message_chars
+        self._fenced_text = fenced == "text"
+        self._max_param = self.limits.max_param_chars
+        self._parts: list[str] = []
+        self._starts: list[int] = []
+        self._tail: list[str] = []
+        self._tail_start = 0
+        self._len = 0
+        self._max_len = self.limits.max_message_chars
+        # feed() checks its chunk more closely once the text would reach this length: the
+        # size limit or the next merge of the tail (-1 once closed)
+        self._mark = min(self._max_len, _MERGE)
         self._win = ""
         self._wbase = 0
         self._pos = 0
         self._state = _TEXT
         self._text_start = 0
         self._opener: tuple[int, int, str] = (0, 0, "")  # start, end, name (pending)
-        self._tool: _Tool | None = None
+        self._tool = _NO_TOOL
         self._ntools = 0
         self._done: list[Block] = []
         self._closed = False
         self._overflow: Diagnostic | None = None
         self._emit = True
-        self._events: list[Event] = []
         self._fence_pos = 0
         self._fence_line = True
         self._in_fence = False
@@ -463,63 +470,125 @@ class StreamParser:
     @property
     def text(self) -> str:
         """All the text fed so far (up to the message size limit)."""
-        return self._rope.slice(0, self._rope.length)
+        return self._slice(0, self._len)
 
     def feed(self, chunk: str) -> list[Event]:
         """Add text; return the events it caused.  Raises only for host misuse."""
-        ln = len(chunk) if type(chunk) is str else -1
-        if ln >= self._room or ln < 0:  # also when closed: close() sets the room to -1
+        length = self._len
+        if type(chunk) is str and chunk and (new := length + len(chunk)) < self._mark:
+            self._tail.append(chunk)
+            self._len = new
+        else:  # misuse, an empty chunk, the size limit, or time to merge the tail
             chunk = self._check_chunk(chunk)
-            ln = len(chunk)
-        if not ln:
-            return []
-        self._room -= ln
-        rope = self._rope
-        length = rope.length
-        # Rope.append, inlined: this is the hot path of streaming.
-        rope._tail.append(chunk)
-        rope._tail_len += ln
-        rope.length = new = length + ln
-        if rope._tail_len >= rope.MERGE:
-            rope._merge()
+            if not chunk:
+                return []
+            self._len = new = length + len(chunk)
+            self._tail.append(chunk)
+            if new - self._tail_start >= _MERGE:
+                self._merge()
+            self._mark = min(self._max_len, self._tail_start + _MERGE)
+        # The fast paths below handle a chunk that cannot change the state; they give
+        # exactly the events of the general scan (_advance).
+        pos = self._pos
         st = self._state
-        if st != _PENDING and "<" not in chunk:
-            # Fast path: no tag can start or end in this chunk or in the held-back tail.
-            pos = self._pos
-            held = self._win[pos - self._wbase :] if pos != length else ""
-            if "<" not in held:
+        if not st:  # _TEXT
+            if pos == length and "<" not in chunk:
+                # nothing is held back and no tag starts here: it is all text
                 self._pos = new
-                self._win = chunk[-1]
-                self._wbase = new - 1
-                if st == _TOOL or not self._emit:
-                    return []
-                if st == _PARAM:
-                    tool = self._tool
-                    assert tool is not None
-                    tool.param_emitted = new
-                    return [ParamDelta(tool.index, tool.param, held + chunk if held else chunk)]
-                return [TextDelta(held + chunk if held else chunk)]
-        if ">" not in chunk and len(self._win) < 256 and st in (_TOOL, _PARAM):
-            # Every tag ends with '>', and the held-back tail is too short to hold a whole one:
-            # nothing can open or close here.  Inside a value, the part that cannot start the
-            # closing tag is value now.
-            self._win = w = self._win + chunk
-            if st == _PARAM:
-                tool = self._tool
-                assert tool is not None
-                base = self._wbase
-                safe = len(w) - len(tool.param_close) + 1
-                done = tool.param_emitted - base
-                if safe > done:
-                    tool.param_emitted = self._pos = base + safe
-                    if self._emit:
-                        return [ParamDelta(tool.index, tool.param, w[done:safe])]
-            return []
-        self._win += chunk
-        self._advance(False)
-        ev = self._events
-        self._events = []
-        return ev
+                self._win = chunk
+                self._wbase = length
+                return [_tuple_new(TextDelta, (chunk,))]
+            # the undecided part, the chunk, and one character of look-behind (backtick rule)
+            i = pos - self._wbase
+            if i:
+                i = 1
+            s = self._win[pos - self._wbase - i :] + chunk
+            self._win = s
+            self._wbase = base = pos - i
+            if ">" not in chunk:
+                # No opening tag can end here (what is held back has no '>').  Hold back the
+                # last '<' if it may still begin one; the rest is text.
+                lo = len(s) - self.vocab.max_open
+                j = s.rfind("<", lo if lo > i else i)
+                if j < 0 or s[j:] not in self.vocab.opener_prefixes:
+                    j = len(s)
+                self._pos = base + j
+                return [_tuple_new(TextDelta, (s[i:j],))] if j > i else []
+        elif st == _PARAM:
+            tool = self._tool
+            if pos == length:
+                if "<" not in chunk:
+                    # no closing tag can start here: the chunk is value
+                    self._pos = new
+                    self._win = chunk
+                    self._wbase = length
+                    return [_tuple_new(ParamDelta, (tool.index, tool.param, chunk))]
+                s = chunk
+            else:
+                s = self._win[pos - self._wbase :] + chunk
+                if "<" not in s:
+                    # no closing tag can start here: what was held back and the chunk are value
+                    self._pos = new
+                    self._win = s
+                    self._wbase = pos
+                    return [_tuple_new(ParamDelta, (tool.index, tool.param, s))]
+            self._win = s
+            self._wbase = pos
+            close = tool.param_close
+            if close not in s:
+                # the value goes on; hold back what may begin its closing tag
+                safe = len(s) - len(close) + 1
+                if safe > 0:
+                    self._pos = pos + safe
+                    return [_tuple_new(ParamDelta, (tool.index, tool.param, s[:safe]))]
+                return []
+            k = s.find(close)
+            i = k + len(close)
+            if len(s) <= _TRIM and s.find(">", i) < 0:
+                # The value ends here, and no tag can end after it: close the value and wait
+                # in the call's body at the last '<' (what _advance does, in short).
+                pname = tool.param
+                ev: list[Event] = [_tuple_new(ParamDelta, (tool.index, pname, s[:k]))] if k else []
+                vstart = tool.param_start
+                vend = pos + k
+                if vend - vstart > self._max_param:
+                    vend = vstart + self._max_param
+                    self._param_too_big(tool, pname, vstart)
+                if self._roo or pname not in tool.spans:
+                    tool.spans[pname] = (vstart, vend)
+                tool.param = ""
+                if not self._roo and pname in tool.raw:
+                    tool.raw_ext = (pname, len(tool.diags))
+                self._state = _TOOL
+                j = s.rfind("<", i)
+                self._pos = pos + (j if j >= 0 else len(s))
+                return ev
+        elif st == _TOOL:
+            if pos == length and "<" not in chunk:
+                self._pos = new
+                self._win = chunk
+                self._wbase = length
+                return []
+            self._win += chunk
+            if ">" not in chunk and len(self._win) < 1024:
+                # Every tag ends with '>': this chunk cannot complete one.  (The bound keeps the
+                # window, which each such feed copies, short.)
+                return []
+        else:
+            self._win += chunk
+        return self._advance(False)
+
+    def _load(self, text: str) -> None:
+        """parse(): the whole text at once, without events."""
+        self._emit = False
+        text = self._check_chunk(text)
+        if text:
+            self._tail.append(text)
+            self._len = len(text)
+            self._merge()
+            self._mark = min(self._max_len, self._len + _MERGE)
+            self._win = text
+            self._advance(False)
 
     def _check_chunk(self, chunk: str) -> str:
         if self._closed:
@@ -528,9 +597,10 @@ class StreamParser:
             raise UsageError(f"feed() takes str, not {type(chunk).__name__}")
         if self._overflow is not None:
             return ""
-        if len(chunk) > self._room:
-            chunk = chunk[: self._room]
-            end = self._rope.length + len(chunk)
+        room = self._max_len - self._len
+        if len(chunk) > room:
+            chunk = chunk[:room]
+            end = self._len + len(chunk)
             self._overflow = Diagnostic(
                 "message_too_large",
                 f"the message is longer than {self.limits.max_message_chars} characters; "
@@ -545,13 +615,12 @@ class StreamParser:
         if self._closed:
             return []
         self._closed = True
-        self._room = -1
-        self._advance(True)
-        return self._take_events()
+        self._mark = -1
+        return self._advance(True)
 
     def blocks(self) -> list[Block]:
         """The blocks so far; partial ones are marked."""
-        key = (self._rope.length, self._closed)  # the text only grows, so its length is a version
+        key = (self._len, self._closed)  # the text only grows, so its length is a version
         if self._cache is not None and self._cache[:2] == key:
             return list(self._cache[2])
         out = self._snapshot(self._closed)
@@ -562,204 +631,253 @@ class StreamParser:
     def diagnostics(self) -> list[Diagnostic]:
         return [d for b in self.blocks() for d in b.diagnostics]
 
-    # -- scanning ----------------------------------------------------------
+    # -- the text ------------------------------------------------------------
 
-    def _take_events(self) -> list[Event]:
-        ev = self._events
-        self._events = []
-        return ev
+    def _merge(self) -> None:
+        tail = self._tail
+        self._starts.append(self._tail_start)
+        self._parts.append(tail[0] if len(tail) == 1 else "".join(tail))
+        tail.clear()
+        self._tail_start = self._len
+
+    def _slice(self, a: int, b: int) -> str:
+        """The text from ``a`` to ``b`` (``0 <= a`` and ``b <= len``)."""
+        wb = self._wbase
+        if a >= wb:
+            return self._win[a - wb : b - wb]
+        if b <= a:
+            return ""
+        tail = self._tail
+        ts = self._tail_start
+        if a >= ts:
+            if len(tail) > 1:
+                tail[:] = ["".join(tail)]  # in place: feed appends to this very list
+            return tail[0][a - ts : b - ts]
+        parts = self._parts
+        k = bisect_right(self._starts, a) - 1
+        s0 = self._starts[k]
+        part = parts[k]
+        if b - s0 <= len(part):
+            return part[a - s0 : b - s0]
+        out = [part[a - s0 :]]
+        p = s0 + len(part)
+        k += 1
+        while p < b and k < len(parts):
+            part = parts[k]
+            out.append(part[: b - p])
+            p += len(part)
+            k += 1
+        if p < b:
+            if len(tail) > 1:
+                tail[:] = ["".join(tail)]
+            out.append(tail[0][: b - ts])
+        return "".join(out)
+
+    # -- scanning ----------------------------------------------------------
 
     def _char_before(self, j: int, w: str) -> str:
         if j > 0:
             return w[j - 1]
         a = self._wbase
-        return self._rope.slice(a - 1, a) if a > 0 else ""
+        return self._slice(a - 1, a) if a > 0 else ""
 
-    def _advance(self, final: bool) -> None:
+    def _advance(self, final: bool) -> list[Event]:
+        """Scan the undecided part of the window; return the events it caused."""
         w = self._win
         base = self._wbase
         n = len(w)
         i = self._pos - base
         roo = self._roo
-        vocab = self.vocab
         emit = self._emit
-        events = self._events
+        events: list[Event] = []
+        state = self._state
+        tool = self._tool
         while True:
-            st = self._state
-            if st == _TEXT:
-                m = vocab.opener_re.search(w, i)
+            if state == _PARAM:
+                close = tool.param_close
+                k = w.find(close, i)
+                if k < 0:
+                    safe = n - len(close) + 1
+                    if safe > i:
+                        if emit:
+                            events.append(_tuple_new(ParamDelta, (tool.index, tool.param, w[i:safe])))
+                        i = safe
+                    break
+                pname = tool.param
+                if k > i and emit:
+                    events.append(_tuple_new(ParamDelta, (tool.index, pname, w[i:k])))
+                vstart = tool.param_start
+                vend = base + k
+                if vend - vstart > self._max_param:
+                    vend = vstart + self._max_param
+                    self._param_too_big(tool, pname, vstart)
+                if roo or pname not in tool.spans:
+                    tool.spans[pname] = (vstart, vend)
+                tool.param = ""
+                state = _TOOL
+                if not roo and pname in tool.raw:
+                    tool.raw_ext = (pname, len(tool.diags))
+                i = k + len(close)
+            elif state == _TOOL:
+                m = _TAG_RE.search(w, i)
+                if m is None:
+                    if final:
+                        i = n
+                    else:
+                        # Wait at the last '<', the only one that may still begin a tag.  (Waiting
+                        # where no tag can begin changes nothing: a call's body emits no events.)
+                        lo = n - _MAX_TAG
+                        j = w.rfind("<", i if i > lo else lo)
+                        i = j if j >= 0 else n
+                    break
+                j, k = m.span()
+                tag, attrs = m.group(1, 2)
+                i = k
+                if attrs is None:
+                    if tag == tool.close_name:
+                        if roo:
+                            self._roo_content(tool, base + j)
+                        block = self._finish_tool(tool, base + k)
+                        if emit:
+                            events.append(_tuple_new(ToolCompleted, (tool.index, block)))
+                        state = _TEXT
+                        continue
+                    if tag in (self.vocab.all_params if roo else tool.params):
+                        if not roo:
+                            tool.raw_ext = None
+                            if tag in tool.spans:
+                                tool.diags.append(
+                                    Diagnostic(
+                                        "duplicate_param",
+                                        f"<{tag}> appears twice in <{tool.name}>; give each parameter once",
+                                        (base + j, base + k),
+                                    )
+                                )
+                        tool.param = tag
+                        tool.param_close = "</" + tag + ">"
+                        tool.param_start = base + k
+                        state = _PARAM
+                        continue
+                    if roo:
+                        continue
+                    if tool.raw_ext is not None and tag == "/" + tool.raw_ext[0]:
+                        self._extend_raw(tool, base + j, events)
+                        continue
+                elif roo:
+                    continue
+                self._unknown_tag(tool, tag, w[j:k], base + j, base + k)
+            elif state == _TEXT:
+                m = self.vocab.opener_re.search(w, i)
                 if m is None:
                     # wait if the end of the window may still become an opening tag
                     j = n
                     if not final:
-                        lo = n - vocab.max_open
+                        lo = n - self.vocab.max_open
                         j = w.rfind("<", i if i > lo else lo)
-                        if j < 0 or not vocab.opener_prefix_re.match(w, j):
+                        if j < 0 or w[j:] not in self.vocab.opener_prefixes:
                             j = n
                     if emit and j > i:
-                        events.append(TextDelta(w[i:j]))
+                        events.append(_tuple_new(TextDelta, (w[i:j],)))
                     i = j
                     break
-                j = m.start()
-                k = m.end()
-                name = m.group(1)
+                j, k = m.span()
                 if not roo and (
-                    self._char_before(j, w) == "`" or (self.fenced == "text" and self._fenced_at(base + j))
+                    (w[j - 1] if j else self._char_before(j, w)) == "`"
+                    or (self._fenced_text and self._fenced_at(base + j))
                 ):
-                    self._emit_text(i, j + 1, w)
+                    if emit:
+                        events.append(_tuple_new(TextDelta, (w[i : j + 1],)))
                     i = j + 1
                     continue
-                self._emit_text(i, j, w)
+                if emit and j > i:
+                    events.append(_tuple_new(TextDelta, (w[i:j],)))
                 if roo:
-                    self._open_tool(name, base + j, base + k)
+                    tool = self._open_tool(m.group(1), base + j, base + k)
+                    if emit:
+                        events.append(_tuple_new(ToolStarted, (tool.index, tool.name, tool.start)))
+                    state = _TOOL
                 else:
-                    self._opener = (base + j, base + k, name)
-                    self._state = _PENDING
+                    self._opener = (base + j, base + k, m.group(1))
+                    state = _PENDING
                 i = k
-            elif st == _PENDING:
+            else:  # _PENDING
+                if i >= n and not final:
+                    break
                 ostart, oend, name = self._opener
                 limit = oend - base + _MAX_GAP
                 m = _NOT_WS_RE.search(w, i, min(n, limit + 1))
                 if m is None:
-                    if n > limit:
-                        i = self._not_a_call(ostart - base, base, w)  # only whitespace: prose
+                    if n > limit:  # only whitespace: prose
+                        i = self._not_a_call(ostart - base, w, events)
+                        state = _TEXT
                         continue
                     if final:  # the message ends right after an opening tag
-                        self._open_tool(name, ostart, oend)
+                        tool = self._open_tool(name, ostart, oend)
+                        if emit:
+                            events.append(_tuple_new(ToolStarted, (tool.index, name, ostart)))
+                        state = _TOOL
                     i = n
                     break
                 p = m.start()
                 if w[p] != "<":
-                    i = self._not_a_call(ostart - base, base, w)
+                    i = self._not_a_call(ostart - base, w, events)
+                    state = _TEXT
                     continue
                 if p + 1 >= n and not final:
                     i = p
                     break
                 if p + 1 >= n or w[p + 1] in _TAG_START:
-                    self._open_tool(name, ostart, oend)
+                    tool = self._open_tool(name, ostart, oend)
+                    if emit:
+                        events.append(_tuple_new(ToolStarted, (tool.index, name, ostart)))
+                    state = _TOOL
                     i = p
                 else:
-                    i = self._not_a_call(ostart - base, base, w)
-            elif st == _TOOL:
-                tool = self._tool
-                assert tool is not None
-                m = _TAG_RE.search(w, i)
-                if m is None:
-                    j = n
-                    if not final:  # wait if the end of the window may still become a tag
-                        lo = n - _MAX_TAG
-                        j = w.rfind("<", i if i > lo else lo)
-                        if j < 0 or not _TAG_PREFIX_RE.match(w, j):
-                            j = n
-                    i = j
-                    break
-                j = m.start()
-                k = m.end()
-                tag = m.group(1)
-                i = k
-                if roo:
-                    if m.group(2) is None:
-                        if tag in vocab.all_params:
-                            self._open_param(tool, tag, base + k)
-                        elif tag == tool.close_name:
-                            self._close_tool_roo(tool, base + j, base + k)
-                    continue
-                if m.group(2) is None:
-                    if tag == tool.close_name:
-                        self._finish_tool(tool, base + k)
-                        continue
-                    if tag in tool.syntax.params:
-                        tool.raw_ext = None
-                        if tag in tool.spans:
-                            tool.diags.append(
-                                Diagnostic(
-                                    "duplicate_param",
-                                    f"<{tag}> appears twice in <{tool.name}>; give each parameter once",
-                                    (base + j, base + k),
-                                )
-                            )
-                        self._open_param(tool, tag, base + k)
-                        continue
-                    if tool.raw_ext is not None and tag == "/" + tool.raw_ext[0]:
-                        self._extend_raw(tool, base + j)
-                        continue
-                bare = tag.lstrip("/")
-                if tag[0] == "/" and bare in tool.unknown:
-                    continue  # the closing half of an unknown tag already reported
-                tool.unknown.add(bare)
-                tool.diags.append(
-                    Diagnostic(
-                        "unknown_tag",
-                        f"{w[j:k]} is not a parameter of <{tool.name}>"
-                        f" (its parameters: {', '.join(tool.syntax.params)})",
-                        (base + j, base + k),
-                    )
-                )
-            else:  # _PARAM
-                tool = self._tool
-                assert tool is not None
-                pname = tool.param
-                close = tool.param_close
-                k = w.find(close, i)
-                if k < 0:
-                    safe = n - len(close) + 1
-                    if safe < i:
-                        safe = i
-                    self._emit_param(tool, base + safe, base, w)
-                    i = safe
-                    break
-                self._emit_param(tool, base + k, base, w)
-                vend = base + k
-                if vend - tool.param_start > self.limits.max_param_chars:
-                    vend = tool.param_start + self.limits.max_param_chars
-                    self._param_too_big(tool, pname, tool.param_start)
-                if roo or pname not in tool.spans:
-                    tool.spans[pname] = (tool.param_start, vend)
-                tool.param = ""
-                self._state = _TOOL
-                if not roo and pname in tool.syntax.raw:
-                    tool.raw_ext = (pname, len(tool.diags))
-                i = k + len(close)
-        # keep only what is still needed
-        keep = i
-        if self._state == _PENDING:
-            keep = min(keep, self._opener[0] - base)
-        keep = keep - 1 if keep > 0 else 0  # one character of look-behind for the backtick rule
+                    i = self._not_a_call(ostart - base, w, events)
+                    state = _TEXT
+        self._state = state
         self._pos = base + i
-        if keep:
+        if i > _TRIM:
+            # Drop the decided part of the window, but one character of look-behind (for the
+            # backtick rule) and a pending opening tag.
+            keep = i - 1
+            if state == _PENDING and self._opener[0] - base < keep:
+                keep = self._opener[0] - base
             self._win = w[keep:]
             self._wbase = base + keep
+        return events
 
-    def _extend_raw(self, tool: _Tool, upto: int) -> None:
+    def _unknown_tag(self, tool: _Tool, tag: str, source: str, start: int, end: int) -> None:
+        bare = tag.lstrip("/")
+        if tag[0] == "/" and bare in tool.unknown:
+            return  # the closing half of an unknown tag already reported
+        tool.unknown.add(bare)
+        tool.diags.append(
+            Diagnostic(
+                "unknown_tag",
+                f"{source} is not a parameter of <{tool.name}> (its parameters: {', '.join(tool.params)})",
+                (start, end),
+            )
+        )
+
+    def _extend_raw(self, tool: _Tool, upto: int, events: list[Event]) -> None:
         """A later closing tag of a raw parameter: its value runs on to this one."""
         assert tool.raw_ext is not None
         pname, ndiags = tool.raw_ext
         s0, s1 = tool.spans[pname]
         if self._emit:
-            self._events.append(ParamDelta(tool.index, pname, self._rope.slice(s1, upto)))
-        tool.spans[pname] = (s0, min(upto, s0 + self.limits.max_param_chars))
+            events.append(ParamDelta(tool.index, pname, self._slice(s1, upto)))
+        tool.spans[pname] = (s0, min(upto, s0 + self._max_param))
         del tool.diags[ndiags:]  # tags seen since were part of the value
         tool.unknown.clear()
-        if upto - s0 > self.limits.max_param_chars:
+        if upto - s0 > self._max_param:
             self._param_too_big(tool, pname, s0)
 
-    def _emit_text(self, a: int, b: int, w: str) -> None:
-        if self._emit and b > a:
-            self._events.append(TextDelta(w[a:b]))
-
-    def _not_a_call(self, j: int, base: int, w: str) -> int:
+    def _not_a_call(self, j: int, w: str, events: list[Event]) -> int:
         """The pending opening tag at window index ``j`` was prose: resume as text after its '<'."""
-        self._state = _TEXT
-        self._emit_text(j, j + 1, w)
+        if self._emit:
+            events.append(TextDelta(w[j : j + 1]))
         return j + 1
-
-    def _emit_param(self, tool: _Tool, upto: int, base: int, w: str) -> None:
-        if upto > tool.param_emitted:
-            if self._emit:
-                self._events.append(
-                    ParamDelta(tool.index, tool.param, w[tool.param_emitted - base : upto - base])
-                )
-            tool.param_emitted = upto
 
     def _param_too_big(self, tool: _Tool, pname: str, start: int) -> None:
         if pname not in tool.too_big:
@@ -769,12 +887,12 @@ class StreamParser:
     def _too_big_diag(self, pname: str, start: int) -> Diagnostic:
         return Diagnostic(
             "param_too_large",
-            f"<{pname}> is longer than {self.limits.max_param_chars} characters",
-            (start, start + self.limits.max_param_chars),
+            f"<{pname}> is longer than {self._max_param} characters",
+            (start, start + self._max_param),
         )
 
     def _fenced_at(self, pos: int) -> bool:
-        seg = self._rope.slice(self._fence_pos, pos)
+        seg = self._slice(self._fence_pos, pos)
         if seg:
             probe = ("\n" + seg) if self._fence_line else seg
             for _ in _FENCE_RE.finditer(probe):
@@ -783,52 +901,46 @@ class StreamParser:
         self._fence_pos = pos
         return self._in_fence
 
-    def _open_tool(self, name: str, start: int, body: int) -> None:
-        if self._text_start < start:
-            self._done.extend(self._text_block(self._text_start, start, False))
-        tool = _Tool(self.vocab[name], self._ntools, start, body)
+    def _open_tool(self, name: str, start: int, body: int) -> _Tool:
+        ts = self._text_start
+        if ts < start:
+            raw = self._slice(ts, start)
+            content = raw.strip(_WS)
+            if content:
+                lead = 0 if raw[0] == content[0] else len(raw) - len(raw.lstrip(_WS))
+                self._done.append(TextBlock(content, False, (ts + lead, ts + lead + len(content))))
+        self._tool = tool = _Tool(self.vocab[name], self._ntools, start, body)
         self._ntools += 1
-        self._tool = tool
-        self._state = _TOOL
-        if self._emit:
-            self._events.append(ToolStarted(tool.index, name, start))
+        return tool
 
-    def _open_param(self, tool: _Tool, pname: str, vstart: int) -> None:
-        tool.param = pname
-        tool.param_close = "</" + pname + ">"
-        tool.param_start = vstart
-        tool.param_emitted = vstart
-        if pname not in tool.order:
-            tool.order.append(pname)
-        self._state = _PARAM
-
-    def _finish_tool(self, tool: _Tool, end: int) -> None:
+    def _finish_tool(self, tool: _Tool, end: int) -> ToolUse:
         tool.end = end
-        block = self._tool_block(tool, final=True)
+        params: dict[str, str] = {}
+        for pname, (a, b) in tool.spans.items():
+            params[pname] = self._value(tool, pname, a, b)
+        # the tool is done with: its spans become the block's
+        block = ToolUse(tool.name, params, False, (tool.start, end), tool.spans, tuple(tool.diags))
         self._done.append(block)
-        self._tool = None
-        self._state = _TEXT
+        self._tool = _NO_TOOL
         self._text_start = end
         self._fence_pos = end
         self._fence_line = False
-        if self._emit:
-            self._events.append(ToolCompleted(tool.index, block))
+        return block
 
-    def _close_tool_roo(self, tool: _Tool, tag_start: int, end: int) -> None:
-        if "content" in tool.syntax.params:
-            body = self._rope.slice(tool.body, tag_start)
+    def _roo_content(self, tool: _Tool, tag_start: int) -> None:
+        # Roo-Code's special case, for write_to_file only: the value of <content> runs from
+        # the first <content> to the last </content> before the tool's closing tag.
+        if tool.name == "write_to_file":
+            body = self._slice(tool.body, tag_start)
             a = body.find("<content>")
             b = body.rfind("</content>")
             if a != -1 and b != -1 and b > a:
                 tool.spans["content"] = (tool.body + a + 9, tool.body + b)
-                if "content" not in tool.order:
-                    tool.order.append("content")
-        self._finish_tool(tool, end)
 
     # -- snapshots -------------------------------------------------------
 
     def _text_block(self, a: int, b: int, partial: bool) -> list[Block]:
-        raw = self._rope.slice(a, b)
+        raw = self._slice(a, b)
         content = raw.strip(_WS)
         if not content:
             return []
@@ -836,37 +948,35 @@ class StreamParser:
         return [TextBlock(content, partial, (a + lead, a + lead + len(content)))]
 
     def _value(self, tool: _Tool, pname: str, a: int, b: int) -> str:
-        v = self._rope.slice(a, b)
+        v = self._slice(a, b)
         if self._roo:
             return _strip_roo_content(v) if pname == "content" else v.strip(_WS)
-        if pname in tool.syntax.raw:
+        if pname in tool.raw:
             return _strip_raw(v)
         return v.strip(_WS)
 
     def _tool_block(self, tool: _Tool, final: bool) -> ToolUse:
+        """The open (partial) call as it stands."""
         params: dict[str, str] = {}
         spans: dict[str, Span] = {}
         diags = list(tool.diags)
-        for pname in tool.order:
-            if pname in tool.spans:
-                a, b = tool.spans[pname]
-                params[pname] = self._value(tool, pname, a, b)
-                spans[pname] = (a, b)
-        partial = tool.end < 0
-        end = tool.end if tool.end >= 0 else self._rope.length
-        if partial and tool.param:
+        for pname, (a, b) in tool.spans.items():
+            params[pname] = self._value(tool, pname, a, b)
+            spans[pname] = (a, b)
+        end = self._len
+        if tool.param:
             a = tool.param_start
-            b = self._rope.length
+            b = end
             if not self._roo:
-                tail = self._rope.slice(max(a, b - len(tool.param) - 2), b)
-                b -= _held_back(tail, "</" + tool.param + ">")
-            if b - a > self.limits.max_param_chars and tool.param not in tool.too_big:
+                tail = self._slice(max(a, b - len(tool.param) - 2), b)
+                b -= _held_back(tail, tool.param_close)
+            if b - a > self._max_param and tool.param not in tool.too_big:
                 diags.append(self._too_big_diag(tool.param, a))
-            b = min(b, a + self.limits.max_param_chars)
+            b = min(b, a + self._max_param)
             if tool.param not in tool.spans or self._roo:
                 params[tool.param] = self._value(tool, tool.param, a, b)
                 spans[tool.param] = (a, b)
-        if partial and final and not self._roo:
+        if final and not self._roo:
             if tool.param:
                 diags.append(
                     Diagnostic(
@@ -882,12 +992,12 @@ class StreamParser:
                     (tool.start, end),
                 )
             )
-        return ToolUse(tool.name, params, partial, (tool.start, end), spans, tuple(diags))
+        return ToolUse(tool.name, params, True, (tool.start, end), spans, tuple(diags))
 
     def _snapshot(self, final: bool) -> list[Block]:
         out = list(self._done)
         st = self._state
-        length = self._rope.length
+        length = self._len
         if st == _TEXT:
             end = length if (final or self._roo) else self._pos
             out.extend(self._text_block(self._text_start, end, self._roo or not final))
@@ -895,7 +1005,6 @@ class StreamParser:
             ostart = self._opener[0]
             out.extend(self._text_block(self._text_start, ostart, not final))
         else:
-            assert self._tool is not None
             out.append(self._tool_block(self._tool, final))
         if self._overflow is not None:
             if out:
@@ -935,8 +1044,7 @@ def parse(
     if not isinstance(text, str):
         raise UsageError(f"parse() takes str, not {type(text).__name__}")
     p = StreamParser(tools, compat=compat, fenced=fenced, limits=limits)
-    p._emit = False
-    p.feed(text)
+    p._load(text)
     if final:
         p.close()
     return p.blocks()
