@@ -398,3 +398,19 @@ def test_the_settings_table_shows_defaults_and_variables() -> None:
     assert rows["viewport"].startswith("| `viewport` | `900x600` | `XMLTOOLS_VIEWPORT` |")
     assert "`XMLTOOLS_EXECUTABLE`, `XMLTOOLS_CHROMIUM`" in rows["executable"]
     assert json.loads(rows["approval"].split("`")[3]) == {}
+
+
+def test_prompt_reads_the_settings_like_every_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from xmltools.cli import main
+
+    for name in [k for k in os.environ if k.startswith("XMLTOOLS_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "xmltools.toml").write_text('profile = "forge"\n')
+    assert main(["prompt"]) == 0
+    assert "start_browser_session" in capsys.readouterr().out
+    monkeypatch.setenv("XMLTOOLS_PROFILE", "aleph")
+    assert main(["prompt"]) == 0
+    assert "## browser\n" in capsys.readouterr().out

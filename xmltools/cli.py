@@ -127,8 +127,10 @@ def cmd_prompt(args: argparse.Namespace) -> int:
 
         print(format_templates(args.templates))
         return 0
+    from .config import Config
+
     variant = Variant.load(args.variant) if args.variant else Variant.default()
-    config = variant.make_config()
+    config = variant.make_config(Config.load())  # the settings every command reads, then the variant's
     try:
         viewport = parse_size(args.viewport) if args.viewport else config.viewport
     except ValueError as e:

@@ -458,6 +458,7 @@ class Trial:
     seconds: float
     transcript: Path
     report: Path
+    estimated: bool = False  # some of the token count was estimated, not reported by the server
 
 
 @dataclass
@@ -490,6 +491,7 @@ class TrialStats:
             "turns": stats([t.turns for t in self.trials]),
             "mistakes": stats([t.mistakes for t in self.trials]),
             "tokens": stats([t.tokens for t in self.trials]),
+            "tokens_estimated": any(t.estimated for t in self.trials),
             "seconds": stats([round(t.seconds, 3) for t in self.trials]),
         }
 
@@ -501,7 +503,8 @@ class TrialStats:
             f"{ok}/{n}",
             self._spread([t.turns for t in self.trials]),
             self._spread([t.mistakes for t in self.trials]),
-            self._spread([t.tokens for t in self.trials]),
+            ("~" if any(t.estimated for t in self.trials) else "")
+            + self._spread([t.tokens for t in self.trials]),
             self._spread([t.seconds for t in self.trials]),
         ]
 
@@ -583,12 +586,14 @@ async def run_trials(
                 seconds,
                 path,
                 report,
+                estimated=res.usage.estimated_calls > 0,
             )
             stats.trials.append(trial)
             if progress is not None:
                 progress(
                     f"{v.name} trial {k}/{trials}: {'success' if success else 'failure'} ({res.stop_reason}),"
-                    f" {trial.turns} turns, {trial.mistakes} mistakes, {trial.tokens} tokens, {seconds:.1f} s"
+                    f" {trial.turns} turns, {trial.mistakes} mistakes,"
+                    f" {'~' if trial.estimated else ''}{trial.tokens:,} tokens, {seconds:.1f} s"
                 )
         all_stats.append(stats)
     _write_summary(out / "summary.html", all_stats, task)
