@@ -414,3 +414,24 @@ def test_prompt_reads_the_settings_like_every_command(
     monkeypatch.setenv("XMLTOOLS_PROFILE", "aleph")
     assert main(["prompt"]) == 0
     assert "## browser\n" in capsys.readouterr().out
+
+
+def test_an_interpreter_without_a_config_reads_the_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fakes import FakeBrowser
+
+    from xmltools import Interpreter
+
+    for name in [k for k in os.environ if k.startswith("XMLTOOLS_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.xmltools]\npolicy = "allow"\n')
+    monkeypatch.setenv("XMLTOOLS_VIEWPORT", "1280x800")
+    with Interpreter(browser=FakeBrowser()) as it:
+        assert it.config.viewport == Viewport(width=1280, height=800) and it.config.policy is Policy.ALLOW
+    with Interpreter(Config(), browser=FakeBrowser()) as it:  # a config given is taken as it is
+        assert it.config.viewport == Viewport(width=900, height=600)
+    monkeypatch.setenv("XMLTOOLS_VIEWPROT", "1x1")
+    with pytest.raises(ConfigError, match="XMLTOOLS_VIEWPORT"):
+        Interpreter(browser=FakeBrowser())

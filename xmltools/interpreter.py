@@ -168,7 +168,9 @@ class AsyncInterpreter:
         approver: Callback | None = None,
         browser_factory: Callable[[str], BrowserLike] | None = None,
     ) -> None:
-        self.config = config or Config()
+        # no config given: the layered settings every command reads (arguments none, then XMLTOOLS_*,
+        # xmltools.toml, [tool.xmltools] in pyproject.toml, the defaults)
+        self.config = config if config is not None else Config.load()
         self.pool = pool  # None: the process-wide pool
         self.registry = registry or _registry(self.config)
         off = set(self.config.disabled_actions) & set(self.registry.actions if self.registry.browser else ())
