@@ -554,7 +554,7 @@ def loop_registry(
     config: Config | None = None, completion_tool: Tool | None = COMPLETION_TOOL
 ) -> ToolRegistry:
     """The registry of the interpreter a loop makes: the config's browser actions and the completion tool."""
-    registry = _registry(config or Config())
+    registry = _registry(config if config is not None else Config.load())
     if completion_tool is not None:
         registry.register(completion_tool)
     return registry
@@ -564,7 +564,8 @@ def loop_system_prompt(
     config: Config | None = None, *, completion_tool: Tool | None = COMPLETION_TOOL
 ) -> str:
     """The system prompt for a loop that makes its own interpreter: it describes the completion tool too."""
-    return AsyncInterpreter(config, registry=loop_registry(config, completion_tool)).system_prompt()
+    cfg = config if config is not None else Config.load()
+    return AsyncInterpreter(cfg, registry=loop_registry(cfg, completion_tool)).system_prompt()
 
 
 async def arun_loop(
@@ -610,6 +611,8 @@ async def arun_loop(
             " (its .core, if its browser and tools may be used from this event loop)"
         )
     own = interpreter is None
+    if interpreter is None and config is None:
+        config = Config.load()  # what an interpreter without a config reads; its registry follows it
     interp = interpreter or AsyncInterpreter(config, registry=loop_registry(config, completion_tool))
     history = [dict(m) for m in messages]
     result = LoopResult("max_turns", history)
