@@ -414,8 +414,11 @@ def test_run_records_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert [r.content for r in t.records if r.role == "user"] == ["open it"]  # type: ignore[union-attr]
     assert len(t.assistant_messages) == 4 and t.header.tools == ["attempt_completion"]
     assert t.header.description == "open it" and len(list((tmp_path / "out" / "run.shots").iterdir())) == 2
+    assert t.end is not None and (t.end.outcome, t.end.reason) == ("completed", "completed")
+    assert t.message("system") is not None and t.header.config["viewport"] == {"width": 900, "height": 600}
     html = report.read_text()
-    assert "data:image/webp;base64," in html and "attempt_completion" in html
+    assert "data:image/webp;base64," not in html and "attempt_completion" in html
+    assert len(list((tmp_path / "out" / "run.files").iterdir())) == 2  # the screenshots, beside it
     # the recording replays offline with no drift
     assert main(["replay", str(record), "--offline"]) == 0
     assert "4 steps replayed (offline): no drift" in capsys.readouterr().out
@@ -426,9 +429,10 @@ def test_run_report_without_record(tmp_path: Path, capsys: pytest.CaptureFixture
     report = tmp_path / "only.html"
     server = ScriptedServer(by_turn([LAUNCH, ba("close"), DONE]))
     with server.running() as base:
-        assert main(run_args(base, "--report", str(report))) == 0
+        assert main(run_args(base, "--report", str(report), "--embed")) == 0
     assert report.is_file() and "recording:" not in capsys.readouterr().out
-    assert list(tmp_path.iterdir()) == [report]
+    assert list(tmp_path.iterdir()) == [report]  # one file: the images are in it
+    assert "data:image/webp;base64," in report.read_text()
 
 
 @pytest.mark.usefixtures("stand_in")
@@ -474,4 +478,6 @@ def test_a_run_that_fails_midway_keeps_its_recording_and_report(
     out, err = capsys.readouterr()
     assert rc == 3 and "the model endpoint failed" in one_line(err)
     assert f"report (up to the failure): {report}" in out and report.is_file()
-    assert len(load_transcript(record).assistant_messages) == 1
+    t = load_transcript(record)
+    assert len(t.assistant_messages) == 1
+    assert t.end is not None and t.end.outcome == "failed" and t.end.reason == "ModelError"

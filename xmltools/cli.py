@@ -71,26 +71,62 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args.out)
 
 
+def _secret_args(pairs: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise UsageError(f"--secret takes NAME=VALUE (got {pair!r}); or set the variable NAME")
+        out[name.strip()] = value
+    return out
+
+
+def _machine_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The browser settings given on the command line: they win over the recording and the files."""
+    from .browser.locate import has_display, no_display
+
+    out: dict[str, Any] = {}
+    if args.headed and not has_display():
+        raise UsageError(no_display("--headed"))
+    if args.executable:
+        out["executable"] = args.executable
+    if args.headed:
+        out["headless"] = False
+    if args.remote:
+        out["remote"] = args.remote
+    return out
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     import asyncio
     import contextlib
     import tempfile
     from pathlib import Path
 
+    from .compare import Region
     from .loop import turn_line
     from .report import write_report
     from .serve import serve_directory
-    from .transcript import ReplayStep, load_transcript, replay
+    from .transcript import ReplaySettings, ReplayStep, load_transcript, replay
 
     transcript = load_transcript(args.file)
     total = len(transcript.assistant_messages)
+    settings = ReplaySettings(
+        screenshot_threshold=args.screenshot_threshold,
+        max_diff_pixel_ratio=args.max_diff_pixel_ratio,
+        max_diff_pixels=args.max_diff_pixels,
+        mask=[Region.parse(m) for m in args.mask],
+        mask_selectors=args.mask_selector,
+        ignore_console=args.ignore_console,
+    )
 
     def show(step: ReplayStep) -> None:
         line = turn_line(step.index - 1, step.turn)
-        sim = f" (screenshot similarity {step.similarity:.3f})" if step.similarity is not None else ""
-        print(f"[{step.index}/{total}] {line.split(': ', 1)[1]}{sim}", flush=True)
+        print(f"[{step.index}/{total}] {line.split(': ', 1)[1]} ({step.duration:.2f} s)", flush=True)
+        for f in step.failures:
+            print(f"    FAILED {f}")
         for d in step.drifts:
-            print(f"    DRIFT {d.field}: expected {d.expected!r}, got {d.actual!r}")
+            print(f"    DRIFT {str(d).split(': ', 1)[1]}")
 
     with contextlib.ExitStack() as stack:
         base = args.base_url
@@ -105,16 +141,22 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 transcript,
                 offline=args.offline,
                 base_url=base,
+                overrides=_machine_args(args),
+                settings=settings,
+                secrets=_secret_args(args.secret),
+                allow_failures=args.allow_failures,
                 record=record,
-                threshold=args.threshold,
+                diff_dir=args.diffs,
                 on_step=show,
             )
         )
         if args.report:
-            path = write_report(args.report, record, result)
+            path = write_report(args.report, record, result, embed=args.embed)
             print(f"report: {path}")
+    for d in result.differences:
+        print(f"setting {d}")
     print(result.summary())
-    return 0 if result.ok else 1
+    return EXIT_OK if result.ok else EXIT_FAILED
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
@@ -442,19 +484,25 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         try:
             res = run_loop(model, messages, interpreter=interp, max_turns=args.max_turns, on_event=progress)
-        except XmltoolsError:
+        except XmltoolsError as e:
+            if writer is not None:
+                with contextlib.suppress(XmltoolsError, OSError):
+                    writer.end("failed", type(e).__name__, str(e).splitlines()[0] if str(e) else None)
             if writer is not None and args.report:  # the turns before the failure are worth a report
                 writer.close()
                 with contextlib.suppress(XmltoolsError, OSError):
-                    print(f"report (up to the failure): {write_report(args.report, record)}")
+                    failed = write_report(args.report, record, embed=args.embed)
+                    print(f"report (up to the failure): {failed}")
             raise
         print(f"stopped: {res.stop_reason} after {len(res.turns)} turns; {res.usage.describe()}")
         if writer is not None:
+            ended = "completed" if res.stop_reason in ("no_tool", "completed") else "stopped"
+            writer.end(ended, res.stop_reason, f"{len(res.turns)} turns; {res.usage.describe()}")
             writer.close()
             if args.record:
                 print(f"recording: {args.record}")
             if args.report:
-                print(f"report: {write_report(args.report, record)}")
+                print(f"report: {write_report(args.report, record, embed=args.embed)}")
     # 0: the model ended the run (it completed, or answered without a tool); 1: the loop stopped it
     # (the mistake limit, out of turns, or a call held for an approval the command cannot give)
     return 0 if res.stop_reason in ("no_tool", "completed") else 1
@@ -476,7 +524,6 @@ def _run_writer(
     path = Path(record)
     if path.exists() and not path.is_file():
         raise UsageError(f"--record {record}: is a folder, not a file")
-    path.unlink(missing_ok=True)  # a new run, a new recording (as replay --record does)
     header = Header(
         config=config.model_dump(mode="json"),
         templates=interp.renderer.template_hashes(),
@@ -653,13 +700,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="record the run as a transcript (screenshots beside it), for replay and score",
     )
     p.add_argument("--report", default=None, metavar="FILE", help="write the run's HTML report")
+    p.add_argument(
+        "--embed", action="store_true", help="embed the report's images (default: files beside it)"
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("demo", help="the main job on the bundled default")
     p.add_argument("--out", default="out/demo", help="where the recording and the report go")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("replay", help="replay a transcript and report every step that drifted")
+    p = sub.add_parser(
+        "replay",
+        help="replay a transcript and report every step that drifted or failed",
+        description="Exit codes: 0 every step as recorded; 1 a step drifted or failed; 2 a usage error"
+        " (a bad argument, a missing {base_url} or secret); 3 the environment (no browser).",
+    )
     p.add_argument("file")
     p.add_argument("--offline", action="store_true", help="feed back the recorded observations; no browser")
     p.add_argument(
@@ -669,8 +724,42 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--record", default=None, metavar="OUT.jsonl", help="record the replay")
     p.add_argument("--report", default=None, metavar="OUT.html", help="write the HTML report")
     p.add_argument(
-        "--threshold", type=float, default=0.98, help="the lowest screenshot similarity that is no drift"
+        "--embed", action="store_true", help="embed the report's images (default: files beside it)"
     )
+    p.add_argument("--diffs", default=None, metavar="DIR", help="write each drifted screenshot's diff here")
+    p.add_argument(
+        "--allow-failures", action="store_true", help="a failed step that was not recorded is no failure"
+    )
+    p.add_argument(
+        "--screenshot-threshold",
+        type=float,
+        default=None,
+        metavar="T",
+        help="colour distance at which a pixel differs, 0 to 1 (default 0.2)",
+    )
+    p.add_argument(
+        "--max-diff-pixel-ratio",
+        type=float,
+        default=None,
+        metavar="R",
+        help="the share of differing pixels that is still no drift (default 0.0001)",
+    )
+    p.add_argument(
+        "--max-diff-pixels", type=int, default=None, metavar="N", help="the count that is still no drift"
+    )
+    p.add_argument(
+        "--mask", action="append", default=[], metavar="X,Y,W,H", help="a region to leave out (CSS px)"
+    )
+    p.add_argument(
+        "--mask-selector", action="append", default=[], metavar="CSS", help="elements to leave out"
+    )
+    p.add_argument(
+        "--ignore-console", action="append", default=[], metavar="REGEX", help="console lines to ignore"
+    )
+    p.add_argument("--secret", action="append", default=[], metavar="NAME=VALUE", help="fill {secret:NAME}")
+    p.add_argument("--executable", default=None, help="the Chromium to run (this machine's)")
+    p.add_argument("--headed", action="store_true", help="show the browser window")
+    p.add_argument("--remote", default=None, metavar="URL", help="connect to this browser endpoint")
     p.set_defaults(func=cmd_replay)
     return ap
 

@@ -158,6 +158,17 @@ class Config(BaseModel):
     )
     max_param_chars: int = Field(1_000_000, ge=1, description="the longest value of one call parameter")
 
+    # replay: how a live screenshot is compared with the recorded one (as Playwright's toHaveScreenshot)
+    screenshot_threshold: float = Field(
+        0.2, ge=0, le=1, description="replay: colour distance at which a pixel differs (0 strict, 1 lenient)"
+    )
+    max_diff_pixel_ratio: float | None = Field(
+        0.0001, ge=0, le=1, description="replay: the share of differing pixels that is still no drift"
+    )
+    max_diff_pixels: int | None = Field(
+        None, ge=0, description="replay: the number of differing pixels that is still no drift"
+    )
+
     @field_validator("viewport", mode="before")
     @classmethod
     def _viewport(cls, v: object) -> object:

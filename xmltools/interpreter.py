@@ -29,12 +29,13 @@ import dataclasses
 import inspect
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
+from . import secrets as secret_values
 from ._loop import LoopThread
 from .actions import InTab, Launch
 from .approval import Allow, ApprovalPolicy, Ask, Callback, PendingApproval
@@ -49,7 +50,10 @@ from .results import Failure, Observation, Viewport
 from .tools import BROWSER_TOOL, CallError, ToolRegistry, ValidCall
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .browser.pool import BrowserPool
+    from .transcript import TranscriptWriter
 
 __all__ = [
     "AsyncInterpreter",
@@ -121,6 +125,7 @@ class Turn:
     # a call the approval policy holds for the host: answer with approve() or deny()
     approval_required: PendingApproval | None = None
     sessions: tuple[str, ...] = ()  # the browser sessions open after this turn, by name
+    duration: float = 0.0  # seconds the interpreter took on this message (the browser's work included)
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -167,6 +172,7 @@ class AsyncInterpreter:
         pool: BrowserPool | None = None,
         approver: Callback | None = None,
         browser_factory: Callable[[str], BrowserLike] | None = None,
+        secrets: Mapping[str, str] | None = None,
     ) -> None:
         # no config given: the layered settings every command reads (arguments none, then XMLTOOLS_*,
         # xmltools.toml, [tool.xmltools] in pyproject.toml, the defaults)
@@ -193,6 +199,11 @@ class AsyncInterpreter:
         self._browser_factory = browser_factory
         self._clock = clock
         self._closed = False
+        # {secret:NAME} in a browser call's values is filled in for the browser, and hidden again
+        # in everything the model reads back
+        self.secrets: dict[str, str] = dict(secrets or {})
+        secret_values.check_secret_names(self.secrets)
+        self._recorder: TranscriptWriter | None = None
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -206,6 +217,8 @@ class AsyncInterpreter:
         """Close every browser session and release everything.  Safe to call more than once."""
         self._closed = True
         self._held = None
+        if self._recorder is not None:
+            self._recorder.close()
         for browser in list(self._browsers.values()):
             await browser.shutdown()
         for s in self.sessions.values():
@@ -269,6 +282,89 @@ class AsyncInterpreter:
         """Keep the newest ``image_budget`` screenshots in ``messages`` (in place); return how many went."""
         return apply_image_budget(messages, self.config.image_budget, self.renderer.image_dropped())
 
+    def record(
+        self, path: str | Path, *, append: bool = False, base_url: str | None = None
+    ) -> TranscriptWriter:
+        """Record every turn from now on to a transcript at ``path`` (screenshots beside it).
+
+        The header holds this interpreter's configuration, its template hashes
+        and the standard tools it offers; the system prompt is the first record.
+        The file starts afresh unless ``append=True``.  Secret values are written
+        as ``{secret:NAME}``; with ``base_url``, that address is written as
+        ``{base_url}``.  The writer is returned (to add ``message("user", task)``
+        or ``end(...)``) and closed with the interpreter.
+        """
+        from .tools import STANDARD_TOOLS
+        from .transcript import Header, TranscriptWriter
+
+        if self._recorder is not None:
+            self._recorder.close()
+        header = Header(
+            config=self.config.model_dump(mode="json"),
+            templates=self.renderer.template_hashes(),
+            tools=[t.name for t in self.registry.host_tools if STANDARD_TOOLS.get(t.name) is t],
+        )
+        writer = TranscriptWriter(path, header, append=append, secrets=self.secrets, base_url=base_url)
+        if not append or writer.fresh:
+            writer.message("system", self.system_prompt())
+        self._recorder = writer
+        return writer
+
+    def _recorded(self, turn: Turn, answered: ToolUse | None = None) -> Turn:
+        if self._recorder is not None:
+            if answered is not None:
+                self._recorder.answer(turn, answered)
+            else:
+                self._recorder.turn(turn)
+        return turn
+
+    def _filled(self, call: ToolUse) -> ToolUse | CallError:
+        """The browser call with its ``{secret:NAME}`` placeholders filled in, or an error for a bad name."""
+        if not self.registry.is_browser(call.name) or not any("{secret:" in v for v in call.params.values()):
+            return call
+        for param, value in call.params.items():
+            unknown = [n for n in secret_values.names_in(value) if n not in self.secrets]
+            if unknown:
+                known = ", ".join(sorted(self.secrets)) or "none"
+                return CallError(
+                    "invalid_param",
+                    f"there is no secret named {unknown[0]} (the secrets you may use: {known})",
+                    call.name,
+                    param,
+                )
+        params = {k: secret_values.fill(v, self.secrets) for k, v in call.params.items()}
+        return replace(call, params=params)
+
+    def _hidden(self, result: Observation | Failure | None) -> Observation | Failure | None:
+        """The result with every secret's value replaced by its placeholder (all but the screenshot)."""
+        if not self.secrets or result is None:
+            return result
+
+        def h(text: str) -> str:
+            return secret_values.hide(text, self.secrets)
+
+        if isinstance(result, Failure):
+            obs = self._hidden(result.observation)
+            return result.model_copy(
+                update={
+                    "message": h(result.message),
+                    "observation": obs,
+                    "last_url": h(result.last_url) if result.last_url else result.last_url,
+                }
+            )
+        return result.model_copy(
+            update={
+                "url": h(result.url),
+                "title": h(result.title),
+                "console": tuple(c.model_copy(update={"text": h(c.text)}) for c in result.console),
+                "notes": tuple(h(n) for n in result.notes),
+                "target": h(result.target) if result.target else result.target,
+                "snapshot": h(result.snapshot) if result.snapshot else result.snapshot,
+                "extract": h(result.extract) if result.extract else result.extract,
+                "tabs": tuple(h(t) for t in result.tabs),
+            }
+        )
+
     def _browser_session(self, name: str = DEFAULT_SESSION) -> BrowserLike:
         browser = self._browsers.get(name)
         if browser is None:
@@ -295,7 +391,7 @@ class AsyncInterpreter:
             raise UsageError("this interpreter is closed")
         c = self.config
         blocks = parse(text, tools=self.registry, compat=c.compat, fenced=c.fenced, limits=c.limits())
-        return await self._interpret(text, blocks, cut=False)
+        return self._recorded(await self._interpret(text, blocks, cut=False))
 
     def stream(self) -> TurnStream:
         """Interpret a message as it streams in: ``feed()`` chunks, then ``await finish()``."""
@@ -304,6 +400,7 @@ class AsyncInterpreter:
         return TurnStream(self)
 
     async def _interpret(self, text: str, blocks: list[Any], *, cut: bool) -> Turn:
+        started = time.perf_counter()
         now = self._clock()
         self._held = None  # a new message: a call still waiting for approval is dropped
         self.renderer.guard(t.name for t in self.registry.vocabulary)
@@ -395,10 +492,13 @@ class AsyncInterpreter:
                     )
                 )
 
-        return self._finish(turn, parts, mistake=mistake, success=success)
+        return self._finish(turn, parts, mistake=mistake, success=success, started=started)
 
-    def _finish(self, turn: Turn, parts: list[Rendered], *, mistake: bool, success: bool) -> Turn:
+    def _finish(
+        self, turn: Turn, parts: list[Rendered], *, mistake: bool, success: bool, started: float
+    ) -> Turn:
         """Count the turn (a success resets the mistakes), note the limit, and put the result together."""
+        turn.duration = time.perf_counter() - started
         if success and not mistake:
             self.session.success()
         elif mistake:
@@ -477,11 +577,12 @@ class AsyncInterpreter:
     async def _run_call(self, call: ToolUse, turn: Turn) -> tuple[CallOutcome, list[Rendered], bool]:
         self._pending = None
         ctx = self.config.action_context(self._viewport_of(self._session_of(call)))
-        checked = self.registry.validate(call, ctx)
+        filled = self._filled(call)
+        checked = filled if isinstance(filled, CallError) else self.registry.validate(filled, ctx)
         if isinstance(checked, CallError):
             return (
                 CallOutcome(call, "invalid", call.name, self.registry.written_action(call), error=checked),
-                [self.renderer.call_error(checked)],
+                [self._hide_rendered(self.renderer.call_error(checked))],
                 False,
             )
         _, out = self._protocol(call, checked)
@@ -552,19 +653,24 @@ class AsyncInterpreter:
 
     async def approve(self, pending: PendingApproval | ToolUse) -> Turn:
         """Run the call held for approval; the returned Turn replaces the one that held it."""
+        started = time.perf_counter()
         held = self._take(pending)
         self.renderer.guard(t.name for t in self.registry.vocabulary)
         call = held.pending.call
         turn = replace(held.turn, approval_required=None)
         ctx = self.config.action_context(self._viewport_of(self._session_of(call)))
-        checked = self.registry.validate(call, ctx)
+        filled = self._filled(call)
+        checked = filled if isinstance(filled, CallError) else self.registry.validate(filled, ctx)
         if isinstance(checked, CallError):  # the viewport changed under a coordinate, say
             outcome = CallOutcome(
                 call, "invalid", call.name, self.registry.written_action(call), error=checked
             )
-            return self._answered(held, turn, outcome, [self.renderer.call_error(checked)], ok=False)
+            rendered = [self._hide_rendered(self.renderer.call_error(checked))]
+            return self._recorded(
+                self._answered(held, turn, outcome, rendered, ok=False, started=started), call
+            )
         outcome, rendered, ok = await self._execute(call, checked, turn)
-        return self._answered(held, turn, outcome, rendered, ok=ok)
+        return self._recorded(self._answered(held, turn, outcome, rendered, ok=ok, started=started), call)
 
     async def deny(
         self, pending: PendingApproval | ToolUse, reason: str = "the user did not approve it"
@@ -576,7 +682,9 @@ class AsyncInterpreter:
         p = held.pending
         outcome = CallOutcome(p.call, "denied", p.tool, p.action, violation="denied")
         turn = replace(held.turn, approval_required=None)
-        return self._answered(held, turn, outcome, [self.renderer.denied(p.tool, p.action, reason)], ok=False)
+        rendered = [self.renderer.denied(p.tool, p.action, reason)]
+        answered = self._answered(held, turn, outcome, rendered, ok=False, started=time.perf_counter())
+        return self._recorded(answered, p.call)
 
     def _take(self, pending: PendingApproval | ToolUse) -> _Held:
         if self._closed:
@@ -594,7 +702,14 @@ class AsyncInterpreter:
         return held
 
     def _answered(
-        self, held: _Held, turn: Turn, outcome: CallOutcome, rendered: list[Rendered], *, ok: bool
+        self,
+        held: _Held,
+        turn: Turn,
+        outcome: CallOutcome,
+        rendered: list[Rendered],
+        *,
+        ok: bool,
+        started: float,
     ) -> Turn:
         parts = list(held.turn.parts)
         parts[held.index : held.index + 1] = rendered
@@ -608,7 +723,7 @@ class AsyncInterpreter:
         if mistake and held.turn.mistake_limit_reached:
             self.session.mistake()
             mistake = False  # the limit is noted already
-        return self._finish(turn, parts, mistake=mistake, success=ok and not held.mistake)
+        return self._finish(turn, parts, mistake=mistake, success=ok and not held.mistake, started=started)
 
     async def _run_browser(
         self, call: ToolUse, checked: ValidCall, name: str
@@ -619,7 +734,7 @@ class AsyncInterpreter:
         browser = self._browser_session(name)
         to_run: object = checked.args if checked.tab is None else InTab(checked.tab, checked.args)  # type: ignore[arg-type]
         try:
-            result = await browser.run(to_run)
+            result = self._hidden(await browser.run(to_run))
         except BrowserError as e:
             s.browser_lost()  # the host's problem: raised to the host, the state stays sound
             log.debug("%s %s raised %s to the host: %s", call.name, action, type(e).__name__, e)
@@ -653,6 +768,11 @@ class AsyncInterpreter:
             [self._capped(self.renderer.browser_result(action, result))],
             True,
         )
+
+    def _hide_rendered(self, r: Rendered) -> Rendered:
+        if not self.secrets:
+            return r
+        return replace(r, text=secret_values.hide(r.text, self.secrets))
 
     def _capped(self, r: Rendered) -> Rendered:
         """The last bound on what one result may say: ``max_result_chars``, with the cut stated."""
@@ -733,7 +853,7 @@ class TurnStream:
             cut = True
             text = text[:end]
             blocks = [b for b in blocks if b.span[0] < end]
-        return await self._interp._interpret(text, blocks, cut=cut)
+        return self._interp._recorded(await self._interp._interpret(text, blocks, cut=cut))
 
 
 @dataclass(frozen=True)
@@ -833,6 +953,7 @@ class Interpreter:
         pool: BrowserPool | None = None,
         approver: Callback | None = None,
         browser_factory: Callable[[str], BrowserLike] | None = None,
+        secrets: Mapping[str, str] | None = None,
     ) -> None:
         self._loop = LoopThread("xmltools-interpreter")
         self.core = AsyncInterpreter(
@@ -844,6 +965,7 @@ class Interpreter:
             pool=pool,
             approver=approver,
             browser_factory=browser_factory,
+            secrets=secrets,
         )
 
     def _call(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -862,6 +984,12 @@ class Interpreter:
     @property
     def registry(self) -> ToolRegistry:
         return self.core.registry
+
+    def record(
+        self, path: str | Path, *, append: bool = False, base_url: str | None = None
+    ) -> TranscriptWriter:
+        """Record every turn from now on (see :meth:`AsyncInterpreter.record`)."""
+        return self.core.record(path, append=append, base_url=base_url)
 
     @property
     def state(self) -> State:

@@ -15,10 +15,12 @@ URLs may use a ``{base_url}`` placeholder, filled in at replay time.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import shutil
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,10 +28,13 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from . import secrets as secrets_mod
+from .compare import Comparison, Region, compare_images
 from .config import Config
 from .errors import ConfigError, TranscriptError, UsageError
 from .interpreter import AsyncInterpreter, CallOutcome, Turn
-from .profiles import PROFILES
+from .parser import ToolUse
+from .profiles import DEFAULT_SESSION, PROFILES
 from .protocol import State
 from .results import ConsoleEntry, Failure, Observation, Point, Screenshot, Viewport
 from .tools import STANDARD_TOOLS, Resize, ToolRegistry
@@ -37,11 +42,14 @@ from .tools import STANDARD_TOOLS, Resize, ToolRegistry
 __all__ = [
     "AssistantRecord",
     "Drift",
+    "EndRecord",
     "Header",
     "MessageRecord",
     "RecordedBrowser",
     "ReplayResult",
+    "ReplaySettings",
     "ReplayStep",
+    "ShotCheck",
     "ToolResultRecord",
     "Transcript",
     "TranscriptWriter",
@@ -56,10 +64,37 @@ OFFLINE_BASE_URL = "http://localhost"
 FAILURE_KINDS = frozenset(get_args(Failure.model_fields["kind"].annotation))
 REDACTED = "[redacted]"
 _SURROGATE = re.compile(r"[\ud800-\udfff]")  # what UTF-8 cannot encode
+_PLACEHOLDER = re.compile(r"\{(base_url|secret:[A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class ReplaySettings(_Record):
+    """How a transcript is compared when replayed (a header's ``replay``; a test or the command line
+    may add to it).  Unset fields fall back to the configuration (``screenshot_threshold``,
+    ``max_diff_pixel_ratio``, ``max_diff_pixels``)."""
+
+    screenshot_threshold: float | None = Field(None, ge=0, le=1)
+    max_diff_pixel_ratio: float | None = Field(None, ge=0, le=1)
+    max_diff_pixels: int | None = Field(None, ge=0)
+    mask: list[Region] = Field(default_factory=list)  # painted over in both screenshots
+    mask_selectors: list[str] = Field(default_factory=list)  # CSS selectors, boxes found in the live page
+    ignore_console: list[str] = Field(default_factory=list)  # regular expressions (re.search) of lines
+
+    def merged(self, other: ReplaySettings | None) -> ReplaySettings:
+        """These settings with ``other``'s on top: its values win, its lists are added."""
+        if other is None:
+            return self
+        values = self.model_dump()
+        for name in type(self).model_fields:
+            theirs = getattr(other, name)
+            if isinstance(theirs, list):
+                values[name] = [*getattr(self, name), *theirs]
+            elif theirs is not None:
+                values[name] = theirs
+        return ReplaySettings.model_validate(values)
 
 
 class Header(_Record):
@@ -71,6 +106,8 @@ class Header(_Record):
     tools: list[str] = Field(default_factory=list)  # standard host tools the run offered (attempt_completion)
     title: str | None = None
     description: str | None = None
+    base_url: str | None = None  # what {base_url} stood for when this was recorded
+    replay: ReplaySettings | None = None  # how this transcript is compared when replayed
 
 
 class MessageRecord(_Record):
@@ -81,7 +118,17 @@ class MessageRecord(_Record):
 class AssistantRecord(_Record):
     role: Literal["assistant"] = "assistant"
     content: str
-    cut: bool = False
+    cut: bool = False  # the host stopped the model's stream after its first complete call
+    duration: float | None = None  # seconds the interpreter took on this message (browser included)
+
+
+class EndRecord(_Record):
+    """The last record of a run: how it ended."""
+
+    role: Literal["end"] = "end"
+    outcome: str  # a run: completed, stopped or failed; a replay: passed, drifted or failed
+    reason: str | None = None  # the stop reason (completed, no_tool, max_turns, mistake_limit, ...)
+    detail: str | None = None  # one line more, such as the error that ended the run
 
 
 class CallRef(_Record):
@@ -121,7 +168,7 @@ class ToolResultRecord(_Record):
     mistakes: int = 0
 
 
-Record = MessageRecord | AssistantRecord | ToolResultRecord
+Record = MessageRecord | AssistantRecord | ToolResultRecord | EndRecord
 
 
 @dataclass
@@ -133,6 +180,30 @@ class Transcript:
     @property
     def assistant_messages(self) -> list[AssistantRecord]:
         return [r for r in self.records if isinstance(r, AssistantRecord)]
+
+    def message(self, role: Literal["system", "user"]) -> str | None:
+        """The first system or user message (the system prompt, the task), when one was recorded."""
+        return next(
+            (r.content for r in self.records if isinstance(r, MessageRecord) and r.role == role), None
+        )
+
+    @property
+    def end(self) -> EndRecord | None:
+        """How the run ended, when that was recorded."""
+        return next((r for r in reversed(self.records) if isinstance(r, EndRecord)), None)
+
+    @property
+    def has_observations(self) -> bool:
+        """Whether anything was recorded of what the calls did (a hand-written scenario has nothing)."""
+        return any(isinstance(r, ToolResultRecord) for r in self.records)
+
+    def placeholders(self) -> set[str]:
+        """The placeholders the transcript uses: ``base_url`` and ``secret:NAME``."""
+        found: set[str] = set()
+        for r in self.records:
+            if isinstance(r, AssistantRecord | ToolResultRecord):
+                found.update(m.group(1) for m in _PLACEHOLDER.finditer(r.model_dump_json()))
+        return found
 
     def steps(self) -> Iterator[tuple[AssistantRecord, list[ToolResultRecord]]]:
         """Each assistant message with the tool results recorded for it."""
@@ -220,11 +291,14 @@ def read_lines(path: str | Path, what: str = "transcript") -> list[str]:
         ) from e
 
 
-_RECORD_MODELS: dict[str, type[MessageRecord] | type[AssistantRecord] | type[ToolResultRecord]] = {
+_RECORD_MODELS: dict[
+    str, type[MessageRecord] | type[AssistantRecord] | type[ToolResultRecord] | type[EndRecord]
+] = {
     "system": MessageRecord,
     "user": MessageRecord,
     "assistant": AssistantRecord,
     "tool_result": ToolResultRecord,
+    "end": EndRecord,
 }
 
 
@@ -285,6 +359,11 @@ def load_transcript(path: str | Path) -> Transcript:
             raise problem(not_json(e)) from e
         if not isinstance(data, dict):
             raise problem(f"a record is a JSON object, not {type(data).__name__}")
+        if header is not None and "xmltools_transcript" in data:
+            raise problem(
+                "a second header: this file holds two runs (record with append=False, the default,"
+                " to start the file afresh)"
+            )
         if header is None:
             if "xmltools_transcript" not in data:
                 raise problem("the first line must be the header ({'xmltools_transcript': 1, ...})")
@@ -298,8 +377,8 @@ def load_transcript(path: str | Path) -> Transcript:
         kind = _record_kind(data)
         if kind is None:
             raise problem(
-                f"unknown role {data.get('role')!r}: a record's role is system, user, assistant"
-                " or tool_result",
+                f"unknown role {data.get('role')!r}: a record's role is system, user, assistant,"
+                " tool_result or end",
                 "role",
             )
         try:
@@ -331,7 +410,16 @@ def _unfill(text: str, base_url: str | None) -> str:
 
 
 class TranscriptWriter:
-    """Appends records to a transcript, flushing each one; screenshots go in a folder beside it.
+    """Writes a transcript, flushing each record; screenshots go in a folder beside it.
+
+    ``TranscriptWriter(path, config=cfg)`` starts the file afresh (and the
+    screenshots folder with it), its header holding ``cfg`` (by default the
+    layered configuration, ``Config.load()``, which is what an interpreter made
+    without one uses).  ``append=True`` adds records to an existing file instead.
+
+    ``secrets`` keeps secrets out of the file: a mapping ``{"PASSWORD": "hunter2"}``
+    writes each value as ``{secret:PASSWORD}``, which a replay fills in again;
+    plain values (an API key) are written as ``[redacted]``.
 
     Every record given is written, whatever text it holds.  The file is UTF-8,
     and the one thing UTF-8 cannot encode, a lone surrogate (``'T\\udc00'``, as
@@ -345,19 +433,39 @@ class TranscriptWriter:
         path: str | Path,
         header: Header | None = None,
         *,
-        secrets: Iterable[str] = (),
+        config: Config | None = None,
+        append: bool = False,
+        secrets: Mapping[str, str] | Iterable[str] = (),
         base_url: str | None = None,
     ) -> None:
         self.path = Path(path)
+        if self.path.is_dir():
+            raise UsageError(f"{self.path}: is a folder, not a transcript file")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.shots = self.path.parent / (self.path.stem + ".shots")
-        self.secrets = sorted((s for s in secrets if s), key=len, reverse=True)
+        named = dict(secrets) if isinstance(secrets, Mapping) else {}
+        plain = [] if isinstance(secrets, Mapping) else [s for s in secrets if s]
+        secrets_mod.check_secret_names(named)
+        # the longest first, so that a secret holding another is replaced whole
+        pairs = [(v, "{secret:" + k + "}") for k, v in named.items() if v] + [(v, REDACTED) for v in plain]
+        self._secrets = sorted(pairs, key=lambda p: len(p[0]), reverse=True)
         self.base_url = base_url
         self._n = 0
+        if not append:
+            self.path.unlink(missing_ok=True)
+            if self.shots.is_dir():
+                shutil.rmtree(self.shots)
         fresh = not self.path.exists() or self.path.stat().st_size == 0
+        self.fresh = fresh  # the file was started here (with its header)
         self._f = self.path.open("a", encoding="utf-8")
         if fresh:
-            self._write(header or Header())
+            if header is None:
+                header = Header(config=(config or Config.load()).model_dump(mode="json"))
+            elif config is not None:
+                header = header.model_copy(update={"config": config.model_dump(mode="json")})
+            if base_url is not None and header.base_url is None:
+                header = header.model_copy(update={"base_url": base_url})
+            self._write(header)
         elif self.shots.exists():
             self._n = len(list(self.shots.iterdir()))
 
@@ -373,8 +481,8 @@ class TranscriptWriter:
 
     def _clean(self, value: Any) -> Any:
         if isinstance(value, str):
-            for s in self.secrets:
-                value = value.replace(s, REDACTED)
+            for secret, placeholder in self._secrets:
+                value = value.replace(secret, placeholder)
             return _unfill(value, self.base_url)
         if isinstance(value, dict):
             return {k: self._clean(v) for k, v in value.items()}
@@ -383,9 +491,17 @@ class TranscriptWriter:
         return value
 
     def _write(self, record: BaseModel, *, sync: bool = True) -> None:
+        if record is not None and isinstance(record, Header) and record.base_url is not None:
+            record = record.model_copy(update={"base_url": None})
+            data = self._clean(record.model_dump(mode="json", exclude_defaults=False))
+            data["base_url"] = self.base_url
+            self._write_line(data, sync=sync)
+            return
+        self._write_line(self._clean(record.model_dump(mode="json", exclude_defaults=False)), sync=sync)
+
+    def _write_line(self, data: Any, *, sync: bool) -> None:
         if self._f.closed:
             raise UsageError("this transcript writer is closed")
-        data = self._clean(record.model_dump(mode="json", exclude_defaults=False))
         line = json.dumps(data, ensure_ascii=False)
         # Outside its strings, JSON text is ASCII: every surrogate found is inside a string.
         line = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", line)
@@ -397,11 +513,25 @@ class TranscriptWriter:
     def message(self, role: Literal["system", "user"], content: str) -> None:
         self._write(MessageRecord(role=role, content=content))
 
+    def end(self, outcome: str, reason: str | None = None, detail: str | None = None) -> None:
+        """Record how the run ended (the last record)."""
+        self._write(EndRecord(outcome=outcome, reason=reason, detail=detail))
+
+    def answer(self, turn: Turn, call: ToolUse) -> None:
+        """Record the host's answer to a call held for approval: its result, after the held one's."""
+        index = {id(c): i for i, c in enumerate(turn.calls)}
+        for o in turn.outcomes:
+            if o.call is call:
+                self._write(self._result(o, turn, [], index.get(id(call), 0)))
+
     def turn(self, turn: Turn) -> None:
         """Record an assistant message and what became of each of its calls."""
         # each record is flushed as it is written; the disk is synced once per turn, since a message
         # may hold thousands of calls
-        self._write(AssistantRecord(content=turn.assistant["content"], cut=turn.cut), sync=False)
+        assistant = AssistantRecord(
+            content=turn.assistant["content"], cut=turn.cut, duration=round(turn.duration, 4)
+        )
+        self._write(assistant, sync=False)
         index = {id(c): i for i, c in enumerate(turn.calls)}
         for k, outcome in enumerate(turn.outcomes):
             last = k == len(turn.outcomes) - 1
@@ -469,38 +599,82 @@ class Drift:
     field: str  # url, title, console, status, screenshot, action, ...
     expected: Any
     actual: Any
+    detail: str | None = None  # one line that says it better than the two values (a screenshot's drift)
 
     def __str__(self) -> str:
+        if self.detail is not None:
+            return f"step {self.step}: {self.field}: {self.detail}"
         return f"step {self.step}: {self.field} expected {self.expected!r}, got {self.actual!r}"
+
+
+@dataclass(frozen=True)
+class ShotCheck:
+    """One screenshot of a step compared with its recording."""
+
+    position: int  # the outcome's index among the step's outcomes
+    recorded: Screenshot
+    live: Screenshot
+    comparison: Comparison
 
 
 @dataclass
 class ReplayStep:
-    index: int
+    index: int  # 1-based index of the assistant message
     assistant: str
     turn: Turn
     recorded: list[ToolResultRecord]
     drifts: list[Drift] = field(default_factory=list)
-    similarity: float | None = None
+    failures: list[str] = field(default_factory=list)  # failed or refused calls the recording did not have
+    shots: list[ShotCheck] = field(default_factory=list)
+
+    @property
+    def duration(self) -> float:
+        return self.turn.duration
+
+
+ReplayOutcome = Literal["passed", "drifted", "failed"]
 
 
 @dataclass
 class ReplayResult:
     steps: list[ReplayStep]
     mode: Literal["live", "offline"]
+    transcript: Transcript | None = None  # what was replayed
+    base_url: str | None = None  # what {base_url} stood for
+    allow_failures: bool = False  # failed steps were not counted
+    differences: list[str] = field(default_factory=list)  # the recording's settings that differ from here
 
     @property
     def drifts(self) -> list[Drift]:
         return [d for s in self.steps for d in s.drifts]
 
     @property
+    def failures(self) -> list[str]:
+        """Each failed or refused call the recording did not have, as ``step N: ...``."""
+        return [f"step {s.index}: {f}" for s in self.steps for f in s.failures]
+
+    @property
+    def outcome(self) -> ReplayOutcome:
+        if self.failures and not self.allow_failures:
+            return "failed"
+        return "drifted" if self.drifts else "passed"
+
+    @property
     def ok(self) -> bool:
-        return not self.drifts
+        return self.outcome == "passed"
 
     def summary(self) -> str:
-        if self.ok:
-            return f"{len(self.steps)} steps replayed ({self.mode}): no drift"
-        lines = [f"{len(self.drifts)} drift(s) in {len(self.steps)} steps ({self.mode}):"]
+        n = len(self.steps)
+        failures = [] if self.allow_failures else self.failures
+        if not self.drifts and not failures:
+            return f"{n} steps replayed ({self.mode}): no drift"
+        parts = []
+        if failures:
+            parts.append(f"{len(failures)} failed step{'s' if len(failures) != 1 else ''}")
+        if self.drifts:
+            parts.append(f"{len(self.drifts)} drift{'s' if len(self.drifts) != 1 else ''}")
+        lines = [f"{' and '.join(parts)} in {n} steps ({self.mode}):"]
+        lines += [f"  {f}" for f in failures]
         lines += [f"  {d}" for d in self.drifts]
         return "\n".join(lines)
 
@@ -614,6 +788,77 @@ class RecordedSession:
         self._open = False
 
 
+# statuses that say a call did not do what it was meant to: a replay fails on each one it did not record
+FAILING = frozenset({"failed", "invalid", "refused", "denied", "pending", "not_run"})
+# settings of this machine, never of the recording: where the browser is and how it is shown
+MACHINE_SETTINGS = ("executable", "headless", "remote", "downloads_dir", "profile_dir", "launch_timeout")
+# how screenshots are compared: the local configuration's, then the transcript's replay settings
+COMPARISON_SETTINGS = ("screenshot_threshold", "max_diff_pixel_ratio", "max_diff_pixels")
+
+
+def replay_config(
+    transcript: Transcript, local: Config | None = None, overrides: Mapping[str, Any] | None = None
+) -> tuple[Config, list[str]]:
+    """The configuration a transcript replays under, and how the recording's settings differ from here.
+
+    The behaviour settings (viewport, policy, profile, observe, templates, ...)
+    come from the transcript's header, so that the replay reproduces the run.
+    The machine settings (:data:`MACHINE_SETTINGS`) and the comparison settings
+    come from ``local`` (by default ``Config.load()``: the environment, the
+    TOML files), and ``overrides`` (the command line) win over both.  A setting
+    of the header that this version rejects is left out, and said.
+    """
+    local = local if local is not None else Config.load()
+    overrides = dict(overrides or {})
+    skip = {*MACHINE_SETTINGS, *COMPARISON_SETTINGS, *overrides}
+    recorded = {
+        k: v for k, v in transcript.header.config.items() if k in Config.model_fields and k not in skip
+    }
+    base = local.model_dump()
+    differences: list[str] = []
+    try:
+        config = Config.model_validate({**base, **recorded, **overrides})
+    except ValidationError:
+        kept: dict[str, Any] = {}
+        for k, v in recorded.items():
+            try:
+                Config.model_validate({**base, **kept, k: v})
+            except ValidationError:
+                differences.append(f"{k}: the recording's {v!r} is not valid here; this machine's is used")
+                continue
+            kept[k] = v
+        try:
+            config = Config.model_validate({**base, **kept, **overrides})
+        except ValidationError as e:
+            raise ConfigError(f"the replay's settings are not valid: {e.errors()[0].get('msg')}") from e
+    for k in recorded:
+        mine, theirs = getattr(local, k), getattr(config, k)
+        if mine != theirs:
+            differences.append(f"{k}: {_shown(theirs)} from the recording (this machine: {_shown(mine)})")
+    return config, differences
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, Viewport):
+        return f"{value.width}x{value.height}"
+    if isinstance(value, BaseModel):
+        return json.dumps(value.model_dump(mode="json"))
+    if hasattr(value, "value"):  # an enum
+        return str(value.value)
+    return str(value)
+
+
+def _console(
+    entries: Iterable[ConsoleEntry], ignore: Sequence[re.Pattern[str]], base_url: str | None
+) -> list[tuple[str, str]]:
+    out = []
+    for c in entries:
+        text = _fill(c.text, base_url)
+        if not any(p.search(text) for p in ignore):
+            out.append((c.type, text))
+    return out
+
+
 def _compare(
     index: int,
     turn: Turn,
@@ -621,6 +866,7 @@ def _compare(
     base_url: str | None,
     *,
     live: bool,
+    ignore_console: Sequence[re.Pattern[str]] = (),
 ) -> list[Drift]:
     drifts: list[Drift] = []
     if not recorded:
@@ -641,13 +887,39 @@ def _compare(
             drifts.append(Drift(index, "url", _fill(ro.url, base_url), obs.url))
         if ro.title != obs.title:
             drifts.append(Drift(index, "title", ro.title, obs.title))
-        want_console = [(c.type, _fill(c.text, base_url)) for c in ro.console]
-        got_console = [(c.type, c.text) for c in obs.console]
+        want_console = _console(ro.console, ignore_console, base_url)
+        got_console = _console(obs.console, ignore_console, None)
         if want_console != got_console:
             drifts.append(Drift(index, "console", want_console, got_console))
         if (r.error is None) != (o.failure is None and o.error is None):
             drifts.append(Drift(index, "error", r.error is not None, o.failure is not None))
     return drifts
+
+
+def _failures(turn: Turn, recorded: Sequence[ToolResultRecord]) -> list[str]:
+    """The calls that failed or were refused where the recording has no such outcome."""
+    out = []
+    for k, o in enumerate(turn.outcomes):
+        if o.status not in FAILING or (k < len(recorded) and recorded[k].status == o.status):
+            continue
+        label = f"{o.tool} {o.action}" if o.action else o.tool
+        why = o.failure.message if o.failure else o.error.message if o.error else o.violation or o.text
+        first = (why or "").strip().splitlines()[0] if (why or "").strip() else ""
+        out.append(f"{label}: {o.status.replace('_', ' ')}" + (f" ({first[:200]})" if first else ""))
+    return out
+
+
+def _answers(recorded: list[ToolResultRecord]) -> tuple[list[ToolResultRecord], ToolResultRecord | None]:
+    """A step's records without a held call that the recording answered, and that answer."""
+    for k, r in enumerate(recorded):
+        if r.status == "pending":
+            later = [x for x in recorded[k + 1 :] if x.call.index == r.call.index]
+            if later:
+                answer = later[0]
+                rest = [x for x in recorded if x is not answer]
+                rest[k] = answer
+                return rest, answer
+    return recorded, None
 
 
 async def replay(
@@ -656,19 +928,39 @@ async def replay(
     offline: bool = False,
     base_url: str | None = None,
     config: Config | None = None,
+    local: Config | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    settings: ReplaySettings | None = None,
+    secrets: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    allow_failures: bool = False,
     record: str | Path | None = None,
-    threshold: float = 0.98,
+    diff_dir: str | Path | None = None,
     interpreter: AsyncInterpreter | None = None,
     on_step: Callable[[ReplayStep], object] | None = None,
 ) -> ReplayResult:
-    """Replay a transcript's assistant messages and report every step that drifted.
+    """Replay a transcript's assistant messages and report every step that drifted or failed.
 
-    Live: a fresh interpreter with a real browser; URL, title, console, error
-    or not, and screenshot similarity (>= ``threshold``) are compared with the
+    Live: a fresh interpreter with a real browser; the URL, title, console
+    (less the lines ``ignore_console`` matches), error or not, and the
+    screenshot (pixelmatch: see :mod:`xmltools.compare`) are compared with the
     recording.  Offline: the recorded observations are fed back with no
-    browser, and the protocol's outcomes are compared.
+    browser, and the protocol's outcomes are compared.  A call that fails or is
+    refused where the recording has no such outcome is a failure, unless
+    ``allow_failures``; a hand-written scenario (no recorded results) fails on
+    its failures alone.
+
+    Settings: ``config`` is used as given when passed; otherwise
+    :func:`replay_config` takes the behaviour settings from the header, the
+    machine settings from ``local`` (``Config.load()``) and ``overrides``.
+    ``settings`` adds to the header's replay settings (masks, ignored console
+    lines, limits).  ``{secret:NAME}`` placeholders are filled from ``secrets``
+    or the environment; ``{base_url}`` from ``base_url``.  A missing one is a
+    :class:`~xmltools.errors.UsageError` raised before any browser starts.
+    A step's drifted screenshots are written to ``diff_dir`` when given.
     """
     t = transcript if isinstance(transcript, Transcript) else load_transcript(transcript)
+    used = t.placeholders()
     if not offline:  # a live replay compares screenshots: say which is missing before starting a browser
         missing = t.missing_screenshots()
         if missing:
@@ -676,80 +968,137 @@ async def replay(
             raise TranscriptError(
                 t._missing_shot(missing[0]) + more + "; an offline replay needs none", path=str(t.path)
             )
+        if "base_url" in used and not base_url:
+            raise UsageError(
+                f"{t.path or 'the transcript'} uses {{base_url}}: give the address it stands for"
+                " (--base-url URL, or --serve DIR to serve a folder; base_url= in Python)"
+            )
+    names = [u.split(":", 1)[1] for u in sorted(used) if u.startswith("secret:")]
+    given = dict(secrets or {})
+    if offline:  # nothing is typed anywhere: a stand-in will do for a secret not given
+        env = os.environ if environ is None else environ
+        given = {n: given.get(n, env.get(n, f"<{n}>")) for n in names} | given
+    filled_secrets = secrets_mod.resolve(names, given, environ) | given
+    differences: list[str] = []
     if config is None:
-        # The recorded run's settings, layered as every command reads them (Config.load), with the
-        # header given as arguments: a replay must reproduce the recorded run, so the header wins
-        # over the environment and the files for every field it holds; they fill in only the
-        # fields it lacks (an older recording).  A header that is not valid is set aside.
-        header_values = {k: v for k, v in t.header.config.items() if k in Config.model_fields}
-        try:
-            Config.build(**header_values)
-        except ConfigError:
-            header_values = {}
-        config = Config.load(**header_values)
+        config, differences = replay_config(t, local, overrides)
     if offline and base_url is None:
         base_url = OFFLINE_BASE_URL  # any address will do: nothing is fetched offline
+    how = ReplaySettings(
+        screenshot_threshold=config.screenshot_threshold,
+        max_diff_pixel_ratio=config.max_diff_pixel_ratio,
+        max_diff_pixels=config.max_diff_pixels,
+    )
+    how = how.merged(t.header.replay).merged(settings)
+    try:
+        ignore = [re.compile(p) for p in how.ignore_console]
+    except re.error as e:
+        raise UsageError(f"ignore_console: {e.pattern!r} is not a regular expression ({e})") from e
     recorded_browser = RecordedBrowser(t, base_url, config.viewport) if offline else None
     interp = interpreter or AsyncInterpreter(
         config,
         browser=recorded_browser,
         registry=registry_for(t),
         browser_factory=recorded_browser.session if recorded_browser is not None else None,
+        secrets=filled_secrets,
     )
     writer: TranscriptWriter | None = None
     if record is not None:
-        out = Path(record)
-        if out.exists():
-            out.unlink()
         header = Header(
             config=config.model_dump(mode="json"),
             templates=interp.renderer.template_hashes(),
             tools=t.header.tools,
             title=t.header.title,
             description=t.header.description,
+            replay=t.header.replay,
         )
-        writer = TranscriptWriter(out, header, base_url=base_url)
+        writer = TranscriptWriter(record, header, base_url=base_url, secrets=filled_secrets)
         for r in t.records:
+            if isinstance(r, AssistantRecord):
+                break
             if isinstance(r, MessageRecord):
                 writer.message(r.role, r.content)
-                break
+    diffs = Path(diff_dir) if diff_dir is not None else None
     steps: list[ReplayStep] = []
+    result = ReplayResult(
+        steps,
+        "offline" if offline else "live",
+        transcript=t,
+        base_url=None if offline else base_url,
+        allow_failures=allow_failures,
+        differences=differences,
+    )
     try:
-        for index, (assistant, recorded) in enumerate(t.steps(), 1):
+        for index, (assistant, as_recorded) in enumerate(t.steps(), 1):
+            recorded, answer = _answers(as_recorded)
             if recorded_browser is not None:
                 recorded_browser.begin_step(recorded)
             turn = await interp.handle(_fill(assistant.content, base_url))
+            if turn.approval_required is not None and answer is not None:
+                held = turn.approval_required
+                if answer.status == "denied":
+                    reason = (answer.text or "").split(":", 1)[-1].strip() or "the user did not approve it"
+                    turn = await interp.deny(held, reason)
+                else:
+                    turn = await interp.approve(held)
             step = ReplayStep(index, assistant.content, turn, recorded)
-            step.drifts = _compare(index, turn, recorded, base_url, live=not offline)
-            if not offline and recorded and not step.drifts:
-                await _compare_shots(step, t, interp, threshold)
+            step.drifts = _compare(index, turn, recorded, base_url, live=not offline, ignore_console=ignore)
+            step.failures = _failures(turn, recorded)
+            if not offline and recorded and not any(d.field == "outcomes" for d in step.drifts):
+                await _compare_shots(step, t, interp, how, diffs)
             steps.append(step)
             if writer is not None:
                 writer.turn(turn)
             if on_step is not None:
                 on_step(step)
+        if writer is not None:
+            writer.end(result.outcome, detail=result.summary().splitlines()[0])
     finally:
         if writer is not None:
             writer.close()
         if interpreter is None:
             await interp.aclose()
-    return ReplayResult(steps, "offline" if offline else "live")
+    return result
 
 
-async def _compare_shots(step: ReplayStep, t: Transcript, interp: AsyncInterpreter, threshold: float) -> None:
+async def _compare_shots(
+    step: ReplayStep, t: Transcript, interp: AsyncInterpreter, how: ReplaySettings, diffs: Path | None
+) -> None:
     from .browser.controller import BrowserSession
 
-    browser = interp._browser
-    if not isinstance(browser, BrowserSession) or not browser.is_open:
-        return
-    for o, r in zip(step.turn.outcomes, step.recorded, strict=True):
+    for k, (o, r) in enumerate(zip(step.turn.outcomes, step.recorded, strict=True)):
         obs = o.observation or (o.failure.observation if o.failure else None)
         if obs is None or obs.screenshot is None or r.observation is None:
             continue
         want = t.screenshot(r.observation)
         if want is None:
             continue
-        sim = await browser.similarity(want, obs.screenshot)
-        step.similarity = sim if step.similarity is None else min(step.similarity, sim)
-        if sim < threshold:
-            step.drifts.append(Drift(step.index, "screenshot", f">= {threshold}", round(sim, 4)))
+        mask = list(how.mask)
+        browser = interp._browsers.get(o.session or DEFAULT_SESSION)
+        if how.mask_selectors and isinstance(browser, BrowserSession) and browser.is_open:
+            boxes = await browser.boxes(how.mask_selectors)
+            mask += [Region(x=max(x, 0), y=max(y, 0), width=w, height=h) for x, y, w, h in boxes]
+        scale = obs.screenshot.width / obs.viewport.width if obs.viewport.width else 1.0
+        comparison = await asyncio.to_thread(
+            compare_images,
+            want.data,
+            obs.screenshot.data,
+            threshold=how.screenshot_threshold if how.screenshot_threshold is not None else 0.2,
+            max_diff_pixels=how.max_diff_pixels,
+            max_diff_pixel_ratio=how.max_diff_pixel_ratio,
+            mask=mask,
+            scale=scale,
+        )
+        step.shots.append(ShotCheck(k, want, obs.screenshot, comparison))
+        if comparison.ok:
+            continue
+        field = "screenshot size" if comparison.size_differs else "screenshot"
+        step.drifts.append(
+            Drift(step.index, field, comparison.expected_size, comparison.actual_size, comparison.describe())
+        )
+        if diffs is not None and comparison.diff_png is not None:
+            diffs.mkdir(parents=True, exist_ok=True)
+            name = f"step-{step.index:03d}-{k + 1}"
+            (diffs / f"{name}-diff.png").write_bytes(comparison.diff_png)
+            (diffs / f"{name}-recorded.{want.format}").write_bytes(want.data)
+            (diffs / f"{name}-live.{obs.screenshot.format}").write_bytes(obs.screenshot.data)

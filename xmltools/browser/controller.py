@@ -38,7 +38,7 @@ import logging
 import shutil
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -268,8 +268,6 @@ class BrowserSession:
         self._refs: set[str] = set()  # the refs of the latest snapshot of the current document
         self._ref_lines: dict[str, str] = {}  # ref -> its element's role and name in that snapshot
         self._last_url: str | None = None
-        self._scratch: Page | None = None
-        self._scratch_ctx: BrowserContext | None = None
         self._blank_start = False  # launched with no page: the first open_tab uses the blank tab
         self._busy = 0  # public calls running now: the idle timer never closes the session under one
         self._idle_timer: asyncio.TimerHandle | None = None
@@ -351,9 +349,9 @@ class BrowserSession:
         for task in list(self._tasks):
             task.cancel()
         self._disarm_idle()
-        ctx, scratch = self._context, self._scratch_ctx
-        self._context = self._scratch_ctx = None
-        self._page = self._cdp = self._scratch = None
+        ctx = self._context
+        self._context = None
+        self._page = self._cdp = None
         self._unhook()
         self._tab_ids.clear()
         self._console.clear()
@@ -365,9 +363,8 @@ class BrowserSession:
         self._refs.clear()
         self._downloads_seen = 0
         self.mouse = None
-        for c in (ctx, scratch):
-            if c is not None:
-                await self.pool.release(c)
+        if ctx is not None:
+            await self.pool.release(ctx)
         if self._own_downloads and self.downloads_dir is not None:
             await asyncio.to_thread(shutil.rmtree, self.downloads_dir, True)
             self.downloads_dir = None
@@ -410,7 +407,7 @@ class BrowserSession:
         """(Re)start the idle timer, when there is one and something of the session is open."""
         self._disarm_idle()
         seconds = self.config.idle_timeout
-        if seconds is None or (self._context is None and self._scratch_ctx is None):
+        if seconds is None or self._context is None:
             return
         self._idle_timer = asyncio.get_running_loop().call_later(seconds, self._on_idle)
 
@@ -430,7 +427,7 @@ class BrowserSession:
             self._idle_task.add_done_callback(_forget)
 
     async def _close_idle(self) -> None:
-        if self._busy or (self._context is None and self._scratch_ctx is None):
+        if self._busy or self._context is None:
             return
         self._idle_closed = self.config.idle_timeout
         await self._close()  # exactly what close() does: the context and its pool slot go back
@@ -1048,24 +1045,23 @@ class BrowserSession:
     async def observe(self, extra_notes: list[str] | None = None) -> Observation:
         return await self._on_pool(self._using(self._observe(extra_notes)))
 
-    async def similarity(self, a: Screenshot, b: Screenshot) -> float:
-        """How alike two screenshots are, from 0 to 1, decoded by the browser in a scratch context."""
-        return await self._on_pool(self._using(self._similarity(a, b)))
+    async def boxes(self, selectors: Sequence[str]) -> list[tuple[float, float, float, float]]:
+        """The viewport boxes (x, y, width, height, CSS pixels) of every element the selectors match
+        in the current page; a selector that matches nothing, or is not valid, gives none."""
+        return await self._on_pool(self._using(self._boxes(selectors)))
 
-    async def _similarity(self, a: Screenshot, b: Screenshot) -> float:
-        if self._scratch is None or self._scratch.is_closed():
+    async def _boxes(self, selectors: Sequence[str]) -> list[tuple[float, float, float, float]]:
+        page = self._require_page()
+        out: list[tuple[float, float, float, float]] = []
+        for sel in selectors:
             try:
-                self._scratch_ctx = await self.pool.new_context(
-                    self.config.backends, self.config.timeouts.launch
+                found = await self._bounded(
+                    page.locator(sel).evaluate_all(_BOXES_JS), self.config.timeouts.action
                 )
-            except BrowserError:
-                raise
-            self._scratch = await self._bounded(self._scratch_ctx.new_page(), self.config.timeouts.action)
-        res = await self._bounded(
-            self._scratch.evaluate(_SIMILARITY_JS, [a.data_url(), b.data_url()]),
-            self.config.timeouts.screenshot,
-        )
-        return float(res)
+            except PlaywrightError:
+                continue
+            out.extend((float(x), float(y), float(w), float(h)) for x, y, w, h in found)
+        return out
 
     # -- running an action -----------------------------------------------------------------------
 
@@ -1894,24 +1890,9 @@ def _kept_navigating(hops: int) -> str:
     )
 
 
-# Decodes two images in the browser and returns their similarity: 1 - mean absolute
-# channel difference / 255 (0 when the sizes differ).
-_SIMILARITY_JS = """
-async ([a, b]) => {
-  const load = async (url) => createImageBitmap(await (await fetch(url)).blob());
-  const [ia, ib] = await Promise.all([load(a), load(b)]);
-  if (ia.width !== ib.width || ia.height !== ib.height) return 0;
-  const px = (img) => {
-    const c = new OffscreenCanvas(img.width, img.height);
-    const g = c.getContext('2d');
-    g.drawImage(img, 0, 0);
-    return g.getImageData(0, 0, img.width, img.height).data;
-  };
-  const da = px(ia), db = px(ib);
-  let sum = 0;
-  for (let i = 0; i < da.length; i += 4) {
-    sum += Math.abs(da[i] - db[i]) + Math.abs(da[i + 1] - db[i + 1]) + Math.abs(da[i + 2] - db[i + 2]);
-  }
-  return 1 - sum / (da.length / 4 * 3 * 255);
-}
+# The viewport boxes of the elements a locator matched, without the ones with no size.
+_BOXES_JS = """
+(els) => els.map((e) => e.getBoundingClientRect())
+  .filter((r) => r.width > 0 && r.height > 0)
+  .map((r) => [r.x, r.y, r.width, r.height])
 """

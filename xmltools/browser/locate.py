@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..errors import BrowserNotFoundError
 
-__all__ = ["FoundBrowser", "browser_version", "find_chromium", "install_hint"]
+__all__ = ["FoundBrowser", "browser_version", "find_chromium", "has_display", "install_hint", "no_display"]
 
 SYSTEM_NAMES = (
     "chromium",
@@ -98,6 +98,22 @@ def find_chromium(configured: str | None = None) -> FoundBrowser:
         if _executable(p):
             return FoundBrowser(p, "system")
     raise BrowserNotFoundError("no Chromium or Chrome was found.\n" + install_hint())
+
+
+def has_display(environ: dict[str, str] | None = None) -> bool:
+    """Whether a headed browser has somewhere to show its window (always, off Linux)."""
+    env = os.environ if environ is None else environ
+    if not sys.platform.startswith("linux"):
+        return True
+    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
+
+
+def no_display(option: str) -> str:
+    """The message for a headed browser asked for on a machine without a display."""
+    return (
+        f"{option} shows the browser window, and this machine has no display (neither DISPLAY nor"
+        " WAYLAND_DISPLAY is set): leave it out, or run under xvfb-run"
+    )
 
 
 def install_hint() -> str:

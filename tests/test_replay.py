@@ -1,0 +1,610 @@
+"""Replay that catches what a person would see, and transcripts that travel.
+
+Screenshot drift (pixelmatch), failures that the recording did not have, the
+settings of the recording against this machine's, secrets by name, `{base_url}`
+asked for before any browser starts, recording that starts afresh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import SITE
+from fakes import FakeBrowser
+
+from xmltools import UsageError
+from xmltools.compare import Region, compare_images
+from xmltools.config import Config
+from xmltools.interpreter import AsyncInterpreter
+from xmltools.results import Observation
+from xmltools.serve import serve_directory
+from xmltools.transcript import (
+    ReplaySettings,
+    ToolResultRecord,
+    TranscriptError,
+    TranscriptWriter,
+    load_transcript,
+    replay,
+    replay_config,
+)
+
+DRIFT = SITE / "drift"
+
+
+def ba(action: str, **params: str) -> str:
+    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
+    return f"<browser_action>\n{inner}</browser_action>"
+
+
+def scenario(path: Path, *messages: str, header: dict[str, object] | None = None) -> Path:
+    lines = [json.dumps({"xmltools_transcript": 1, **(header or {})})]
+    lines += [json.dumps({"role": "assistant", "content": m}) for m in messages]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def png(width: int, height: int, draw: str = "") -> bytes:
+    from PIL import Image, ImageDraw
+
+    im = Image.new("RGB", (width, height), "white")
+    d = ImageDraw.Draw(im)
+    if "box" in draw:
+        d.rectangle((100, 100, 300, 200), fill="red")
+    if "dot" in draw:
+        d.point((10, 10), fill="black")
+    buf = io.BytesIO()
+    im.save(buf, "PNG")
+    return buf.getvalue()
+
+
+# -- the comparison itself ---------------------------------------------------------------
+
+
+def test_a_changed_area_drifts_and_its_diff_image_shows_it() -> None:
+    c = compare_images(png(900, 600), png(900, 600, "box"), max_diff_pixel_ratio=0.0001)
+    assert not c.ok and c.diff_pixels == 201 * 101 and c.allowed == 54
+    assert c.diff_png is not None and c.diff_png.startswith(b"\x89PNG")
+    from PIL import Image
+
+    diff = Image.open(io.BytesIO(c.diff_png)).convert("RGB")
+    assert diff.size == (900, 600) and diff.getpixel((200, 150)) == (255, 0, 0)  # red where it changed
+    assert diff.getpixel((600, 400)) != (255, 0, 0)
+
+
+def test_the_limits_follow_playwright_the_smaller_one_wins() -> None:
+    a, b = png(900, 600), png(900, 600, "dot")
+    assert not compare_images(a, b).ok  # no limit given: not one pixel may differ
+    assert compare_images(a, b, max_diff_pixels=1).ok
+    assert compare_images(a, b, max_diff_pixel_ratio=0.01).ok
+    assert not compare_images(a, b, max_diff_pixels=0, max_diff_pixel_ratio=0.01).ok
+    # the threshold: a pale change is no difference at 0.2, and one at 0
+    from PIL import Image
+
+    im = Image.new("RGB", (50, 50), (250, 250, 250))
+    buf = io.BytesIO()
+    im.save(buf, "PNG")
+    assert compare_images(png(50, 50), buf.getvalue(), threshold=0.2).ok
+    assert not compare_images(png(50, 50), buf.getvalue(), threshold=0.0).ok
+
+
+def test_a_masked_region_is_left_out_in_both_images_scaled_to_the_image() -> None:
+    a, b = png(900, 600), png(900, 600, "box")
+    assert compare_images(a, b, mask=[Region(x=90, y=90, width=230, height=120)]).ok
+    # the same region in CSS pixels of a 450-wide viewport, on a screenshot twice as wide
+    assert compare_images(a, b, mask=[Region(x=45, y=45, width=115, height=60)], scale=2.0).ok
+    assert not compare_images(a, b, mask=[Region(x=90, y=90, width=100, height=50)]).ok
+
+
+def test_a_different_size_is_reported_as_such() -> None:
+    c = compare_images(png(900, 600), png(800, 500))
+    assert (
+        not c.ok and c.size_differs and c.describe() == "the screenshot is 800x500, the recording's 900x600"
+    )
+    assert c.diff_png is not None  # both, side by side
+
+
+def test_a_bad_region_or_threshold_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="X,Y,WIDTH,HEIGHT"):
+        Region.parse("1,2,3")
+    assert Region.parse("1, 2, 30, 40") == Region(x=1, y=2, width=30, height=40)
+    with pytest.raises(UsageError, match="between 0 and 1"):
+        compare_images(png(10, 10), png(10, 10), threshold=2)
+
+
+# -- recording -----------------------------------------------------------------------------
+
+
+async def test_recording_starts_the_file_afresh_unless_appending(tmp_path: Path) -> None:
+    out = tmp_path / "run.jsonl"
+    for _ in range(2):
+        it = AsyncInterpreter(Config(), browser=FakeBrowser())
+        with TranscriptWriter(out, config=it.config) as w:
+            w.turn(await it.handle(ba("launch", url="http://a/")))
+    t = load_transcript(out)
+    assert len(t.assistant_messages) == 1 and sorted(p.name for p in (tmp_path / "run.shots").iterdir()) == [
+        "0001.webp"
+    ]
+    it = AsyncInterpreter(Config(), browser=FakeBrowser())
+    with TranscriptWriter(out, append=True) as w:
+        w.turn(await it.handle(ba("launch", url="http://b/")))
+    assert len(load_transcript(out).assistant_messages) == 2
+
+
+def test_a_file_holding_two_runs_is_refused(tmp_path: Path) -> None:
+    path = scenario(tmp_path / "s.jsonl", ba("launch", url="http://a/"))
+    path.write_text(path.read_text() * 2)
+    with pytest.raises(TranscriptError, match=r"s.jsonl:3: a second header: this file holds two runs"):
+        load_transcript(path)
+
+
+def test_a_writer_without_a_config_writes_the_layered_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XMLTOOLS_VIEWPORT", "800x500")
+    with TranscriptWriter(tmp_path / "a.jsonl"):
+        pass
+    assert load_transcript(tmp_path / "a.jsonl").header.config["viewport"] == {"width": 800, "height": 500}
+    with TranscriptWriter(tmp_path / "b.jsonl", config=Config(viewport="640x480")):  # type: ignore[arg-type]
+        pass
+    assert load_transcript(tmp_path / "b.jsonl").header.config["viewport"] == {"width": 640, "height": 480}
+
+
+async def test_the_interpreter_records_its_settings_prompt_and_every_turn(tmp_path: Path) -> None:
+    out = tmp_path / "rec.jsonl"
+    async with AsyncInterpreter(Config(viewport="800x500"), browser=FakeBrowser()) as it:  # type: ignore[arg-type]
+        w = it.record(out, base_url="http://a")
+        w.message("user", "open the page")
+        await it.handle(ba("launch", url="http://a/page.html"))
+        await it.handle(ba("click", coordinate="10,10"))
+        stream = it.stream()
+        stream.feed(ba("close") + " and more")
+        await stream.finish(stopped=True)
+    t = load_transcript(out)
+    assert t.header.config["viewport"] == {"width": 800, "height": 500}
+    assert t.header.base_url == "http://a" and t.header.templates
+    assert t.message("system") == it.system_prompt() and t.message("user") == "open the page"
+    assert [a.content.startswith("<browser_action>") for a in t.assistant_messages] == [True] * 3
+    assert t.assistant_messages[2].cut and all(a.duration is not None for a in t.assistant_messages)
+    first = next(r for r in t.records if isinstance(r, ToolResultRecord))
+    assert first.observation is not None and first.observation.url == "{base_url}/page.html"
+    it2 = AsyncInterpreter(Config(), browser=FakeBrowser())
+    it2.record(out, append=True)
+    await it2.handle(ba("launch", url="http://a/"))
+    await it2.aclose()
+    t = load_transcript(out)
+    assert len(t.assistant_messages) == 4 and [r.role for r in t.records].count("system") == 1
+
+
+# -- secrets -------------------------------------------------------------------------------
+
+
+class EchoBrowser(FakeBrowser):
+    """A stand-in page that shows what was typed in its title and console, as a careless page would."""
+
+    def observation(self, action: object, mouse: object) -> Observation:
+        obs = super().observation(action, None)
+        typed = getattr(action, "text", "") or ""
+        return obs.model_copy(update={"title": f"typed {typed}", "url": f"{self.url}?q={typed}"})
+
+
+async def test_a_secret_reaches_the_browser_and_nothing_else(tmp_path: Path) -> None:
+    browser = EchoBrowser()
+    out = tmp_path / "s.jsonl"
+    async with AsyncInterpreter(Config(), browser=browser, secrets={"PASSWORD": "hunter2"}) as it:
+        it.record(out)
+        await it.handle(ba("launch", url="http://a/"))
+        turn = await it.handle(ba("type", text="{secret:PASSWORD}"))
+        assert browser.actions[-1].text == "hunter2"  # the browser got the value
+        assert "hunter2" not in json.dumps(turn.result) and "{secret:PASSWORD}" in json.dumps(turn.result)
+        obs = turn.outcomes[0].observation
+        assert obs is not None and obs.title == "typed {secret:PASSWORD}"
+        assert "hunter2" not in obs.url
+        # the model wrote the value itself (the host gave it in the task): recorded by name
+        await it.handle(ba("type", text="hunter2!"))
+        bad = await it.handle(ba("type", text="{secret:PASWORD}"))
+        assert bad.outcomes[0].status == "invalid"
+        assert "no secret named PASWORD (the secrets you may use: PASSWORD)" in bad.outcomes[0].text
+    raw = out.read_text()
+    assert "hunter2" not in raw and raw.count("{secret:PASSWORD}") >= 4
+    assert "{secret:PASSWORD}!" in raw
+
+
+def test_secret_names_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="a secret's name"):
+        AsyncInterpreter(Config(), browser=FakeBrowser(), secrets={"MY-PASS": "x"})
+    with pytest.raises(UsageError, match="a secret's name"):
+        TranscriptWriter(tmp_path / "x.jsonl", secrets={"1X": "x"})
+
+
+async def test_a_missing_secret_is_a_host_error_naming_it_before_any_browser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = scenario(
+        tmp_path / "s.jsonl",
+        ba("launch", url="http://127.0.0.1:9/"),
+        ba("type", text="{secret:PASSWORD} and {secret:PIN}"),
+    )
+    monkeypatch.delenv("PASSWORD", raising=False)
+    monkeypatch.delenv("PIN", raising=False)
+    with pytest.raises(UsageError, match=r"the transcript uses the secrets PASSWORD, PIN"):
+        await replay(path, local=Config(executable="/nonexistent/chromium"))
+    monkeypatch.setenv("PIN", "1234")
+    with pytest.raises(UsageError, match=r"the transcript uses the secret PASSWORD:"):
+        await replay(path, local=Config(executable="/nonexistent/chromium"))
+
+
+async def test_an_offline_replay_fills_secrets_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "s.jsonl"
+    async with AsyncInterpreter(Config(), browser=EchoBrowser(), secrets={"PASSWORD": "hunter2"}) as it:
+        it.record(out)
+        await it.handle(ba("launch", url="http://a/"))
+        await it.handle(ba("type", text="{secret:PASSWORD}"))
+    monkeypatch.setenv("PASSWORD", "hunter2")
+    result = await replay(out, offline=True)
+    assert result.ok, result.summary()
+
+
+# -- {base_url} ---------------------------------------------------------------------------
+
+
+async def test_base_url_is_asked_for_before_any_browser_starts(tmp_path: Path) -> None:
+    path = scenario(tmp_path / "s.jsonl", ba("launch", url="{base_url}/form.html"))
+    with pytest.raises(
+        UsageError, match=r"uses \{base_url\}: give the address .*--base-url URL.*--serve DIR"
+    ):
+        await replay(path, local=Config(executable="/nonexistent/chromium"))
+
+
+# -- whose settings ------------------------------------------------------------------------
+
+
+def test_behaviour_comes_from_the_recording_and_the_browser_from_this_machine(tmp_path: Path) -> None:
+    recorded = Config(
+        viewport="800x500",  # type: ignore[arg-type]
+        observe="both",
+        executable="/their/chromium",
+        headless=False,
+        remote="ws://their-host:3000/",
+        downloads_dir=Path("/their/downloads"),
+        max_diff_pixel_ratio=0.5,
+    )
+    path = tmp_path / "t.jsonl"
+    with TranscriptWriter(path, config=recorded):
+        pass
+    t = load_transcript(path)
+    local = Config(executable="/usr/bin/chromium", max_diff_pixel_ratio=0.001)
+    config, differences = replay_config(t, local)
+    assert config.viewport.width == 800 and config.observe == "both"
+    assert config.executable == "/usr/bin/chromium" and config.headless and config.remote is None
+    assert config.downloads_dir is None and config.max_diff_pixel_ratio == 0.001
+    assert "viewport: 800x500 from the recording (this machine: 900x600)" in differences
+    assert "observe: both from the recording (this machine: screenshot)" in differences
+    assert not any("executable" in d or "headless" in d for d in differences)
+    # the command line wins over both
+    config, _ = replay_config(t, local, {"headless": False, "viewport": "640x480"})
+    assert not config.headless and config.viewport.width == 640
+    # a recorded setting this version rejects is left out, and said
+    bad = path.read_text().replace('"observe": "both"', '"observe": "everything"')
+    path.write_text(bad)
+    config, differences = replay_config(load_transcript(path), local)
+    assert config.observe == "screenshot" and config.viewport.width == 800
+    assert any(d.startswith("observe: the recording's 'everything' is not valid here") for d in differences)
+
+
+# -- failures ------------------------------------------------------------------------------
+
+
+async def test_a_scenario_that_fails_fails_the_replay_unless_failures_are_allowed(tmp_path: Path) -> None:
+    path = scenario(
+        tmp_path / "s.jsonl",
+        ba("launch", url="http://a/"),
+        ba("click", coordinate="10,10"),
+        ba("scroll_down"),
+        ba("close"),
+    )
+    from xmltools.results import Failure
+
+    died = Failure(kind="crashed", message="the page crashed", browser_closed=True)
+
+    async def run(allow: bool) -> object:
+        it = AsyncInterpreter(Config(), browser=FakeBrowser(fail={"click": died}))
+        return await replay(path, offline=False, interpreter=it, allow_failures=allow, base_url="http://a")
+
+    result = await run(False)
+    assert not result.ok and result.outcome == "failed"  # type: ignore[attr-defined]
+    assert result.failures[0].startswith("step 2: browser_action click: failed (the page crashed")  # type: ignore[attr-defined]
+    assert "step 3: browser_action scroll_down: refused" in result.failures[1]  # type: ignore[attr-defined]
+    assert "failed steps" in result.summary()  # type: ignore[attr-defined]
+    assert (await run(True)).ok  # type: ignore[attr-defined]
+
+
+async def test_a_recorded_failure_replayed_alike_is_no_failure(tmp_path: Path) -> None:
+    from xmltools.results import Failure
+
+    out = tmp_path / "r.jsonl"
+    slow = Failure(kind="timeout", message="no page within 1 s")
+    async with AsyncInterpreter(Config(), browser=FakeBrowser(fail={"click": slow})) as it:
+        it.record(out)
+        await it.handle(ba("launch", url="http://a/"))
+        await it.handle(ba("click", coordinate="10,10"))
+    result = await replay(out, offline=True)
+    assert result.ok and not result.failures, result.summary()
+
+
+async def test_an_approval_recorded_is_answered_alike_in_replay(tmp_path: Path) -> None:
+    out = tmp_path / "a.jsonl"
+    cfg = Config(approval={"navigate": "ask"})
+    async with AsyncInterpreter(cfg, browser=FakeBrowser()) as it:
+        it.record(out)
+        turn = await it.handle(ba("launch", url="http://a/"))
+        assert turn.approval_required is not None
+        await it.approve(turn.approval_required)
+        turn = await it.handle(ba("launch", url="http://b/"))
+        assert turn.approval_required is not None
+        await it.deny(turn.approval_required, "not that site")
+    t = load_transcript(out)
+    statuses = [r.status for r in t.records if isinstance(r, ToolResultRecord)]
+    assert statuses == ["pending", "ok", "pending", "denied"]
+    result = await replay(out, offline=True)
+    assert result.ok, result.summary()
+    assert [s.turn.outcomes[0].status for s in result.steps] == ["ok", "denied"]
+    assert "not that site" in result.steps[1].turn.outcomes[0].text
+
+
+# -- live, in Chromium ---------------------------------------------------------------------
+
+live = pytest.mark.browser
+
+DRIFT_FLOW = [
+    ba("launch", url="{base_url}/index.html"),
+    ba("scroll_down"),  # a short page: it stays as it is
+    ba("close"),
+]
+
+
+def _record(site: Path, out: Path, **kw: object) -> None:
+    with serve_directory(site) as base:
+        scenario(out.parent / "scenario.jsonl", *DRIFT_FLOW)
+        r = asyncio.run(replay(out.parent / "scenario.jsonl", base_url=base, record=out, **kw))  # type: ignore[arg-type]
+    assert r.ok, r.summary()
+
+
+def _replay(site: Path, transcript: Path, **kw: object) -> object:
+    with serve_directory(site) as base:
+        return asyncio.run(replay(transcript, base_url=base, **kw))  # type: ignore[arg-type]
+
+
+CLOCK = ReplaySettings(mask_selectors=["#clock"])  # the page shows the time it was opened
+
+
+@pytest.fixture
+def drift_site(tmp_path: Path) -> Path:
+    site = tmp_path / "site"
+    shutil.copytree(DRIFT, site)
+    return site
+
+
+@pytest.fixture
+def recorded(drift_site: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "rec" / "flow.jsonl"
+    out.parent.mkdir()
+    _record(drift_site, out)
+    t = load_transcript(out)
+    t.header.replay = CLOCK
+    lines = out.read_text().splitlines()
+    lines[0] = t.header.model_dump_json()
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def _edit(site: Path, old: str, new: str) -> None:
+    page = site / "index.html"
+    text = page.read_text()
+    assert old in text
+    page.write_text(text.replace(old, new))
+
+
+@live
+def test_an_unchanged_page_replays_without_drift(recorded: Path, drift_site: Path) -> None:
+    result = _replay(drift_site, recorded)
+    assert result.ok, result.summary()  # type: ignore[attr-defined]
+    shots = [s for st in result.steps for s in st.shots]  # type: ignore[attr-defined]
+    assert len(shots) == 2 and all(s.comparison.diff_pixels <= s.comparison.allowed for s in shots)
+
+
+@live
+def test_without_its_mask_the_clock_drifts(recorded: Path, drift_site: Path) -> None:
+    # the same run, without the transcript's mask: the time shown differs, and that is caught
+    text = recorded.read_text().splitlines()
+    header = json.loads(text[0])
+    header["replay"] = None
+    recorded.write_text("\n".join([json.dumps(header), *text[1:]]) + "\n")
+    result = _replay(drift_site, recorded)
+    assert [d.field for d in result.drifts] == ["screenshot", "screenshot"]  # type: ignore[attr-defined]
+    # a mask given per test does the same as the transcript's
+    assert _replay(drift_site, recorded, settings=CLOCK).ok  # type: ignore[attr-defined]
+
+
+@live
+def test_a_heading_replaced_by_a_red_one_of_other_text_drifts(
+    recorded: Path, drift_site: Path, tmp_path: Path
+) -> None:
+    _edit(drift_site, "<h1>Order summary</h1>", '<h2 style="color: red">Your basket</h2>')
+    result = _replay(drift_site, recorded, diff_dir=tmp_path / "diffs")
+    assert not result.ok and result.outcome == "drifted"  # type: ignore[attr-defined]
+    d = result.drifts[0]  # type: ignore[attr-defined]
+    assert d.step == 1 and d.field == "screenshot" and "pixels differ" in str(d)
+    diffs = sorted(p.name for p in (tmp_path / "diffs").iterdir())
+    assert diffs[:3] == ["step-001-1-diff.png", "step-001-1-live.webp", "step-001-1-recorded.webp"]
+
+
+@live
+def test_a_button_moved_300_px_drifts(recorded: Path, drift_site: Path) -> None:
+    _edit(drift_site, '<button id="go"', '<button style="margin-left: 300px" id="go"')
+    result = _replay(drift_site, recorded)
+    assert [d.field for d in result.drifts] == ["screenshot", "screenshot"]  # type: ignore[attr-defined]
+
+
+@live
+def test_a_sub_pixel_shift_changes_pixels_and_is_no_drift(recorded: Path, drift_site: Path) -> None:
+    # the round badge moves by less than a pixel: only the anti-aliasing of its edge changes
+    _edit(drift_site, "transform: translateX(0px)", "transform: translateX(0.3px)")
+    result = _replay(drift_site, recorded)
+    assert result.ok, result.summary()  # type: ignore[attr-defined]
+    shots = [s for st in result.steps for s in st.shots]  # type: ignore[attr-defined]
+    from PIL import ImageChops
+
+    from xmltools.compare import load_image
+
+    for s in shots:  # the edge's pixels did change, and pixelmatch tells them for anti-aliasing
+        changed = ImageChops.difference(load_image(s.recorded.data), load_image(s.live.data))
+        assert changed.crop((20, 188, 90, 258)).getbbox(alpha_only=False) is not None  # the badge's edge
+        assert s.comparison.diff_pixels <= 5
+
+
+@live
+def test_a_blinking_caret_is_no_drift(drift_site: Path, tmp_path: Path) -> None:
+    flow = [
+        ba("launch", url="{base_url}/index.html"),
+        ba("click", coordinate="260,286"),  # into the voucher field
+        ba("type", text="SPRING"),
+        *[ba("scroll_up") for _ in range(8)],  # the page stays; the caret blinks on and off
+        ba("close"),
+    ]
+    out = tmp_path / "caret" / "flow.jsonl"
+    out.parent.mkdir()
+    with serve_directory(drift_site) as base:
+        scenario(tmp_path / "caret.jsonl", *flow)
+        first = asyncio.run(replay(tmp_path / "caret.jsonl", base_url=base, record=out, settings=CLOCK))
+        assert first.ok, first.summary()
+        blinked = 0
+        for _ in range(3):
+            again = asyncio.run(replay(out, base_url=base, settings=CLOCK))
+            assert again.ok, again.summary()
+            blinked += sum(s.comparison.diff_pixels > 0 for st in again.steps for s in st.shots)
+        assert blinked  # the caret was caught in another phase than recorded, and that was no drift
+
+
+@live
+def test_recorded_at_800x500_replays_at_800x500_on_a_machine_set_to_900x600(
+    drift_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "rec" / "flow.jsonl"
+    out.parent.mkdir()
+    _record(drift_site, out, config=Config(viewport="800x500", executable="/usr/bin/chromium"))  # type: ignore[arg-type]
+    t = load_transcript(out)
+    assert t.header.config["viewport"] == {"width": 800, "height": 500}
+    # this machine: another viewport, and its own browser setting in the environment
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XMLTOOLS_VIEWPORT", "900x600")
+    monkeypatch.setenv("XMLTOOLS_EXECUTABLE", "/usr/bin/chromium")
+    result = _replay(drift_site, out, settings=CLOCK)
+    assert result.ok, result.summary()  # type: ignore[attr-defined]
+    assert result.differences == ["viewport: 800x500 from the recording (this machine: 900x600)"]  # type: ignore[attr-defined]
+    # the recording's own browser path would not exist here: it is never used
+    header = json.loads(out.read_text().splitlines()[0])
+    header["config"]["executable"] = "/their/machine/chrome"
+    out.write_text("\n".join([json.dumps(header), *out.read_text().splitlines()[1:]]) + "\n")
+    assert _replay(drift_site, out, settings=CLOCK).ok  # type: ignore[attr-defined]
+
+
+@live
+def test_a_secret_round_trips_through_recording_and_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(SITE, site)
+    out = tmp_path / "rec" / "login.jsonl"
+    out.parent.mkdir()
+    flow = [
+        ba("launch", url="{base_url}/form.html"),
+        ba("click", coordinate="150,97"),
+        ba("type", text="{secret:NAME}"),
+        ba("press", text="Enter"),
+        ba("close"),
+    ]
+    scenario(tmp_path / "login.jsonl", *flow)
+    with serve_directory(site) as base:
+        first = asyncio.run(
+            replay(tmp_path / "login.jsonl", base_url=base, record=out, secrets={"NAME": "Grace"})
+        )
+        assert first.ok, first.summary()
+        raw = out.read_text()
+        assert "Grace" not in raw and "{secret:NAME}" in raw
+        # the value comes back from the environment
+        monkeypatch.setenv("NAME", "Grace")
+        again = asyncio.run(replay(out, base_url=base))
+        assert again.ok, again.summary()
+        # another value types another name: the page the form leads to shows it, and that drifts
+        monkeypatch.setenv("NAME", "Alan")
+        other = asyncio.run(replay(out, base_url=base))
+        assert not other.ok
+
+
+# -- the command ---------------------------------------------------------------------------
+
+
+def test_the_command_exits_2_for_a_missing_base_url_secret_or_display(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from xmltools.cli import main
+
+    path = scenario(
+        tmp_path / "s.jsonl", ba("launch", url="{base_url}/x.html"), ba("type", text="{secret:PIN}")
+    )
+    monkeypatch.delenv("PIN", raising=False)
+    assert main(["replay", str(path)]) == 2
+    assert "uses {base_url}: give the address" in capsys.readouterr().err
+    assert main(["replay", str(path), "--base-url", "http://127.0.0.1:9"]) == 2
+    assert "the transcript uses the secret PIN" in capsys.readouterr().err
+    assert main(["replay", str(path), "--secret", "PIN"]) == 2
+    assert "--secret takes NAME=VALUE" in capsys.readouterr().err
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    assert main(["replay", str(path), "--headed", "--base-url", "http://127.0.0.1:9"]) == 2
+    assert "--headed shows the browser window" in capsys.readouterr().err
+
+
+def test_an_offline_replay_of_a_failing_recording_exits_1_unless_failures_are_allowed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from xmltools.cli import main
+
+    path = scenario(tmp_path / "s.jsonl", ba("launch", url="http://a/"), ba("click", coordinate="5,5"))
+    assert main(["replay", str(path), "--offline"]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED browser_action launch: failed" in out and "failed steps" in out
+    assert main(["replay", str(path), "--offline", "--allow-failures"]) == 0
+
+
+@live
+def test_the_command_names_the_drift_keeps_the_diff_and_says_whose_settings(
+    recorded: Path,
+    drift_site: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from xmltools.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XMLTOOLS_OBSERVE", "both")  # this machine's own setting; the recording's wins
+    _edit(drift_site, '<button id="go"', '<button style="margin-left: 300px" id="go"')
+    diffs = tmp_path / "diffs"
+    rc = main(["replay", str(recorded), "--serve", str(drift_site), "--diffs", str(diffs)])
+    out = capsys.readouterr().out
+    assert rc == 1, out
+    assert "DRIFT screenshot: " in out and "pixels differ" in out
+    assert "setting observe: screenshot from the recording (this machine: both)" in out
+    assert (diffs / "step-001-1-diff.png").is_file()
+    # masking the moved button makes the same replay pass
+    rc = main(["replay", str(recorded), "--serve", str(drift_site), "--mask", "0,130,500,60"])
+    assert rc == 0, capsys.readouterr().out

@@ -1,0 +1,184 @@
+"""Screenshot comparison for replay, as visual tests do it: per pixel, then a count.
+
+Two screenshots are compared with the ``pixelmatch`` package (a port of the
+comparison behind Playwright's ``toHaveScreenshot``): a pixel differs when its
+colour distance passes ``screenshot_threshold`` (0 strict, 1 lenient; 0.2 as in
+Playwright), and anti-aliased pixels are recognised and not counted.  A step
+drifts when more pixels differ than allowed: ``max_diff_pixels``, or
+``max_diff_pixel_ratio`` of the image, whichever is smaller when both are set.
+Regions may be masked: they are painted over in both images before comparing.
+
+Two images of different sizes are not compared: the difference is the size.
+
+Only the cropping is done here: the comparison runs on the bounding box of the
+changed pixels (plus a margin that anti-aliasing detection needs), which gives
+the same count as the whole image and keeps an unchanged screenshot cheap.
+pixelmatch and Pillow come with the ``replay`` extra (``pip install 'xmltools[replay]'``).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import UsageError
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
+
+__all__ = ["Comparison", "Region", "compare_images", "load_image"]
+
+MASK_COLOUR = (255, 0, 255, 255)  # the colour masked regions are painted in, in both images
+_MARGIN = 3  # pixels around the changed box: anti-aliasing detection looks two pixels out
+
+
+class Region(BaseModel):
+    """A rectangle in CSS pixels of the viewport (x, y from the top left)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    x: float = Field(ge=0)
+    y: float = Field(ge=0)
+    width: float = Field(gt=0)
+    height: float = Field(gt=0)
+
+    @classmethod
+    def parse(cls, text: str) -> Region:
+        """``X,Y,W,H`` (as on the command line)."""
+        parts = [p.strip() for p in text.split(",")]
+        if len(parts) != 4:
+            raise UsageError(f"a region is X,Y,WIDTH,HEIGHT in CSS pixels (got {text!r})")
+        try:
+            x, y, w, h = (float(p) for p in parts)
+            return cls(x=x, y=y, width=w, height=h)
+        except ValueError as e:
+            raise UsageError(f"a region is X,Y,WIDTH,HEIGHT in CSS pixels (got {text!r})") from e
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What a comparison of an expected (recorded) and an actual (live) screenshot found."""
+
+    expected_size: tuple[int, int]
+    actual_size: tuple[int, int]
+    diff_pixels: int  # 0 when the sizes differ: nothing was compared
+    allowed: int  # the most differing pixels that are no drift
+    diff_png: bytes | None = None  # the diff image (PNG), when pixels differ or the sizes do
+
+    @property
+    def size_differs(self) -> bool:
+        return self.expected_size != self.actual_size
+
+    @property
+    def total(self) -> int:
+        return self.expected_size[0] * self.expected_size[1]
+
+    @property
+    def ratio(self) -> float:
+        return self.diff_pixels / self.total if self.total else 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.size_differs and self.diff_pixels <= self.allowed
+
+    def describe(self) -> str:
+        if self.size_differs:
+            (ew, eh), (aw, ah) = self.expected_size, self.actual_size
+            return f"the screenshot is {aw}x{ah}, the recording's {ew}x{eh}"
+        return f"{self.diff_pixels:,} pixels differ ({self.ratio:.4%} of the image; {self.allowed:,} allowed)"
+
+
+def _pil() -> None:
+    try:
+        import PIL  # noqa: F401
+        import pixelmatch  # noqa: F401
+    except ImportError as e:
+        raise UsageError(
+            "comparing screenshots needs Pillow and pixelmatch: pip install 'xmltools[replay]'"
+        ) from e
+
+
+def load_image(data: bytes) -> Image:
+    """Decode a PNG, JPEG or WebP screenshot to RGBA."""
+    _pil()
+    from PIL import Image as PILImage
+
+    with PILImage.open(io.BytesIO(data)) as im:
+        return im.convert("RGBA")
+
+
+def allowed_pixels(total: int, max_diff_pixels: int | None, max_diff_pixel_ratio: float | None) -> int:
+    """The most pixels that may differ (Playwright's rule: the smaller limit when both are given)."""
+    limits = [
+        *([max_diff_pixels] if max_diff_pixels is not None else []),
+        *([int(total * max_diff_pixel_ratio)] if max_diff_pixel_ratio is not None else []),
+    ]
+    return min(limits) if limits else 0
+
+
+def compare_images(
+    expected: bytes,
+    actual: bytes,
+    *,
+    threshold: float = 0.2,
+    max_diff_pixels: int | None = None,
+    max_diff_pixel_ratio: float | None = None,
+    mask: Sequence[Region] = (),
+    scale: float = 1.0,
+) -> Comparison:
+    """Compare two encoded screenshots; ``scale`` turns a mask's CSS pixels into image pixels."""
+    if not 0 <= threshold <= 1:
+        raise UsageError(f"screenshot_threshold is between 0 and 1 (got {threshold})")
+    a, b = load_image(expected), load_image(actual)
+    from PIL import ImageChops, ImageDraw
+    from pixelmatch.contrib.PIL import pixelmatch
+
+    for im in (a, b):
+        draw = ImageDraw.Draw(im)
+        for r in mask:
+            rect = (r.x * scale, r.y * scale, (r.x + r.width) * scale - 1, (r.y + r.height) * scale - 1)
+            draw.rectangle(rect, fill=MASK_COLOUR)
+    if a.size != b.size:
+        return Comparison(a.size, b.size, 0, 0, _side_by_side(a, b))
+    allowed = allowed_pixels(a.width * a.height, max_diff_pixels, max_diff_pixel_ratio)
+    box = ImageChops.difference(a, b).getbbox(alpha_only=False)
+    if box is None:
+        return Comparison(a.size, b.size, 0, allowed)
+    left, top = max(box[0] - _MARGIN, 0), max(box[1] - _MARGIN, 0)
+    right, bottom = min(box[2] + _MARGIN, a.width), min(box[3] + _MARGIN, a.height)
+    ca, cb = a.crop((left, top, right, bottom)), b.crop((left, top, right, bottom))
+    out = _faded(ca)
+    n = pixelmatch(ca, cb, out, threshold=threshold, includeAA=False)
+    if n == 0:
+        return Comparison(a.size, b.size, 0, allowed)
+    diff = _faded(a)
+    diff.paste(out, (left, top))
+    return Comparison(a.size, b.size, n, allowed, _png(diff))
+
+
+def _faded(im: Image) -> Image:
+    """The image in pale grey: the background of a diff image, on which differences show in red."""
+    from PIL import Image as PILImage
+
+    grey = im.convert("L").point(lambda v: 255 + (v - 255) * 0.1)
+    return PILImage.merge("RGBA", (grey, grey, grey, PILImage.new("L", im.size, 255)))
+
+
+def _side_by_side(a: Image, b: Image) -> bytes:
+    """For images of different sizes: both, side by side, on white."""
+    from PIL import Image as PILImage
+
+    out = PILImage.new("RGBA", (a.width + b.width + 8, max(a.height, b.height)), (255, 255, 255, 255))
+    out.paste(a, (0, 0))
+    out.paste(b, (a.width + 8, 0))
+    return _png(out)
+
+
+def _png(im: Image) -> bytes:
+    buf = io.BytesIO()
+    im.save(buf, format="PNG", optimize=False)
+    return buf.getvalue()
