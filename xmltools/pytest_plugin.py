@@ -1,38 +1,62 @@
-"""pytest fixtures for testing with xmltools: a ready interpreter, and transcript replay.
+"""pytest support for xmltools: a ready interpreter, and transcript replay.
 
 Installed as a ``pytest11`` entry point, so it is active wherever xmltools is.
 
+* ``@pytest.mark.xmltools_replay("flows/signin.jsonl", serve="site")`` replays
+  a transcript for the test, with no fixture and no code.  Paths are relative
+  to the test file.  Keyword arguments: ``serve``, ``base_url``, ``secrets``,
+  ``mask`` (regions ``(x, y, w, h)`` in CSS pixels), ``mask_selectors``,
+  ``ignore_console`` (regular expressions), ``screenshot_threshold``,
+  ``max_diff_pixel_ratio``, ``max_diff_pixels``, ``allow_failures``.
+* ``xmltools_replay``: a function ``replay(path, **same keywords)`` that
+  returns the :class:`~xmltools.transcript.ReplayResult`; it works in sync and
+  async tests alike (``await xmltools_replay.run_async(...)`` in async ones
+  keeps the event loop free).
 * ``xmltools_interpreter``: an :class:`~xmltools.Interpreter` with a real
   browser, closed after the test.
-* ``xmltools_replay``: a function ``replay(path, serve=None, base_url=None)``
-  that replays a transcript live and fails the test on drift, naming each step
-  that drifted.  The report of a failed replay is written as an artefact
-  (``--xmltools-artifacts DIR``, by default the test's temporary folder).
-* ``--xmltools-record``: re-record the transcripts instead of replaying them
-  (the recorded observations are replaced by fresh ones), so that CI, which
-  replays, never needs a model.
-* ``@pytest.mark.xmltools_replay(path, serve=DIR)`` replays a transcript for a
-  test without writing any code.
+
+A replay fails the test when a step drifts (URL, title, console, screenshot
+beyond the allowed pixels) or when a call fails or is refused where the
+recording has no such outcome.  Then the HTML report, the live recording and
+the diff images are saved in ``test-results/<test>/`` (``--xmltools-output``),
+as pytest-playwright keeps its artefacts.
+
+Options, in the manner of pytest-recording and pytest-playwright:
+
+* ``--xmltools-record-mode``: ``none`` (the default) replays only, and a
+  missing transcript fails; ``once`` records the observations of transcripts
+  that have none (a hand-written scenario) and replays the others; ``all``
+  records every transcript again.  A run that fails is never written.
+* ``--headed``, ``--xmltools-executable``, ``--xmltools-remote``: the browser
+  of this machine, whatever the transcript was recorded with.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
+from .browser.locate import has_display, no_display
+from .compare import Region
 from .config import Config
 from .interpreter import Interpreter
 from .report import write_report
 from .serve import serve_directory
-from .transcript import ReplayResult, load_transcript, replay
+from .transcript import ReplayResult, ReplaySettings, load_transcript, replay
 
-__all__ = ["ReplayFailed"]
+__all__ = ["ReplayFailed", "Replayer"]
+
+T = TypeVar("T")
+RECORD_MODES = ("none", "once", "all")
 
 
 class ReplayFailed(AssertionError):
@@ -42,87 +66,191 @@ class ReplayFailed(AssertionError):
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("xmltools")
     group.addoption(
-        "--xmltools-record",
-        action="store_true",
-        default=False,
-        help="re-record xmltools transcripts instead of replaying them",
+        "--xmltools-record-mode",
+        choices=RECORD_MODES,
+        default="none",
+        help="none: replay only (default); once: record transcripts that have no observations;"
+        " all: record every transcript again",
     )
     group.addoption(
-        "--xmltools-artifacts",
-        default=None,
+        "--xmltools-output",
+        default="test-results",
         metavar="DIR",
-        help="where reports of failed replays are written (default: the test's tmp_path)",
+        help="where the report, recording and diff images of a failed replay go (default test-results)",
     )
-    group.addoption(
-        "--xmltools-threshold",
-        type=float,
-        default=0.98,
-        help="the lowest screenshot similarity that is not a drift (default 0.98)",
-    )
+    group.addoption("--xmltools-executable", default=None, metavar="PATH", help="the Chromium to run")
+    group.addoption("--xmltools-remote", default=None, metavar="URL", help="connect to this browser")
+    # pytest-playwright has the same option; when it is there already, its value is read
+    taken = {name for g in parser._groups for o in g.options for name in o.names()}
+    if "--headed" not in taken:
+        group.addoption("--headed", action="store_true", default=False, help="show the browser window")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "xmltools_replay(path, serve=None, base_url=None): replay an xmltools transcript in this test",
+        "xmltools_replay(path, serve=None, base_url=None, ...): replay an xmltools transcript in this test",
     )
+    if config.getoption("headed", False) and not has_display():
+        raise pytest.UsageError(no_display("--headed"))
 
 
 @pytest.fixture
-def xmltools_interpreter() -> Iterator[Interpreter]:
+def xmltools_interpreter(pytestconfig: pytest.Config) -> Iterator[Interpreter]:
     """A ready interpreter with a real browser, configured as every command is: ``Config.load()``
-    (XMLTOOLS_* variables, xmltools.toml, [tool.xmltools] of pyproject.toml, the defaults)."""
-    with Interpreter(Config.load()) as it:
+    (XMLTOOLS_* variables, xmltools.toml, [tool.xmltools] of pyproject.toml, the defaults), with
+    the browser options of this run (``--headed``, ``--xmltools-executable``, ``--xmltools-remote``)."""
+    with Interpreter(Config.load(**_machine(pytestconfig))) as it:
         yield it
 
 
-ReplayFn = Callable[..., ReplayResult]
+def _machine(config: pytest.Config) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if config.getoption("xmltools_executable", None):
+        out["executable"] = config.getoption("xmltools_executable")
+    if config.getoption("xmltools_remote", None):
+        out["remote"] = config.getoption("xmltools_remote")
+    if config.getoption("headed", False):
+        out["headless"] = False
+    return out
+
+
+def _run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to its end from sync code, also where an event loop is running (async tests)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as e:
+            box["error"] = e
+
+    worker = threading.Thread(target=target, name="xmltools-replay")
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
+
+
+class Replayer:
+    """The ``xmltools_replay`` fixture: ``replay(path, **options)``, or ``await replay.run_async(...)``."""
+
+    def __init__(self, config: pytest.Config, test_file: Path, nodeid: str) -> None:
+        self._config = config
+        self._here = test_file.parent
+        self._nodeid = nodeid
+        self.results: list[ReplayResult] = []
+
+    def __call__(self, path: str | Path, **options: Any) -> ReplayResult:
+        return _run(self.run_async(path, **options))
+
+    async def run_async(
+        self,
+        path: str | Path,
+        *,
+        serve: str | Path | None = None,
+        base_url: str | None = None,
+        secrets: Mapping[str, str] | None = None,
+        mask: Sequence[Sequence[float] | Region] = (),
+        mask_selectors: Sequence[str] = (),
+        ignore_console: Sequence[str] = (),
+        screenshot_threshold: float | None = None,
+        max_diff_pixel_ratio: float | None = None,
+        max_diff_pixels: int | None = None,
+        allow_failures: bool = False,
+    ) -> ReplayResult:
+        here = self._here
+        path = Path(path) if Path(path).is_absolute() else here / path
+        settings = ReplaySettings(
+            screenshot_threshold=screenshot_threshold,
+            max_diff_pixel_ratio=max_diff_pixel_ratio,
+            max_diff_pixels=max_diff_pixels,
+            mask=[
+                m if isinstance(m, Region) else Region(x=m[0], y=m[1], width=m[2], height=m[3]) for m in mask
+            ],
+            mask_selectors=list(mask_selectors),
+            ignore_console=list(ignore_console),
+        )
+        if not path.is_file():
+            raise ReplayFailed(
+                f"{path}: no such transcript (write the scenario's assistant messages in it, then record"
+                " its observations with --xmltools-record-mode=once)"
+            )
+        t = load_transcript(path)
+        mode = self._config.getoption("xmltools_record_mode")
+        recording = mode == "all" or (mode == "once" and not t.has_observations)
+        out = self._output_dir()
+        with ExitStack() as stack:
+            if serve is not None:
+                folder = Path(serve) if Path(serve).is_absolute() else here / serve
+                base_url = stack.enter_context(serve_directory(folder))
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="xmltools-replay-")))
+            live = scratch / path.name
+            diffs = scratch / "diffs"
+            result = await replay(
+                t,
+                base_url=base_url,
+                overrides=_machine(self._config),
+                settings=settings,
+                secrets=secrets,
+                allow_failures=allow_failures,
+                record=live,
+                diff_dir=diffs,
+            )
+            self.results.append(result)
+            if recording and not result.failures:
+                _replace_transcript(path, live)
+                return result
+            if result.ok and not recording:
+                return result
+            out.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(live, out / f"{path.stem}.replay.jsonl")
+            shots = live.parent / (live.stem + ".shots")
+            if shots.is_dir():
+                shutil.copytree(shots, out / f"{path.stem}.replay.shots", dirs_exist_ok=True)
+            if diffs.is_dir():
+                shutil.copytree(diffs, out / "diffs", dirs_exist_ok=True)
+            report = write_report(out / f"{path.stem}.replay.html", live, result)
+        what = "not recorded: the run failed" if recording else result.outcome
+        raise ReplayFailed(f"{path.name} {what}: {result.summary()}\nreport: {report}")
+
+    def _output_dir(self) -> Path:
+        root = Path(str(self._config.getoption("xmltools_output")))
+        if not root.is_absolute():
+            root = Path(str(self._config.rootpath)) / root
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "-", self._nodeid).strip("-")
+        return root / name
+
+
+def _replace_transcript(path: Path, fresh: Path) -> None:
+    """Make a new recording the transcript, its screenshots beside it (the old ones go)."""
+    shots = path.parent / (path.stem + ".shots")
+    if shots.exists():
+        shutil.rmtree(shots)
+    new_shots = fresh.parent / (fresh.stem + ".shots")
+    if new_shots.exists():
+        shutil.copytree(new_shots, shots)
+    shutil.copyfile(fresh, path)
 
 
 @pytest.fixture
-def xmltools_replay(request: pytest.FixtureRequest, tmp_path: Path) -> ReplayFn:
-    opts = request.config.option
-    artifacts = Path(opts.xmltools_artifacts) if opts.xmltools_artifacts else tmp_path
-
-    def run(
-        path: str | Path, *, serve: str | Path | None = None, base_url: str | None = None
-    ) -> ReplayResult:
-        path = Path(path)
-        if not path.is_absolute():
-            path = Path(request.path).parent / path
-        if serve is not None and not Path(serve).is_absolute():
-            serve = Path(request.path).parent / serve
-        with ExitStack() as stack:
-            if serve is not None:
-                base_url = stack.enter_context(serve_directory(serve))
-            if opts.xmltools_record:
-                return _rerecord(path, base_url)
-            recording = artifacts / f"{path.stem}.replay.jsonl"
-            result = asyncio.run(
-                replay(path, base_url=base_url, record=recording, threshold=opts.xmltools_threshold)
-            )
-        if not result.ok:
-            report = write_report(artifacts / f"{path.stem}.replay.html", recording, result)
-            raise ReplayFailed(f"{path.name}: {result.summary()}\nreport: {report}")
-        return result
-
-    marker = request.node.get_closest_marker("xmltools_replay")
-    if marker is not None:
-        run(*marker.args, **marker.kwargs)
-    return run
+def xmltools_replay(request: pytest.FixtureRequest) -> Replayer:
+    """Replay a transcript in a test: ``xmltools_replay(path, serve=..., ...)`` (see the module)."""
+    return Replayer(request.config, Path(request.path), request.node.nodeid)
 
 
-def _rerecord(path: Path, base_url: str | None) -> ReplayResult:
-    """Replay live and make the new recording the transcript (screenshots beside it)."""
-    t = load_transcript(path)
-    with tempfile.TemporaryDirectory() as d:
-        fresh = Path(d) / path.name
-        result = asyncio.run(replay(t, base_url=base_url, record=fresh))
-        shots = path.parent / (path.stem + ".shots")
-        if shots.exists():
-            shutil.rmtree(shots)
-        new_shots = fresh.parent / (fresh.stem + ".shots")
-        if new_shots.exists():
-            shutil.copytree(new_shots, shots)
-        shutil.copyfile(fresh, path)
-    return result
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """The marker alone replays: before the test's own body, whether it asks for a fixture or not."""
+    marker = item.get_closest_marker("xmltools_replay")
+    if marker is not None and isinstance(item, pytest.Function):
+        replayer = item.funcargs.get("xmltools_replay")
+        if not isinstance(replayer, Replayer):
+            replayer = Replayer(item.config, Path(item.path), item.nodeid)
+        replayer(*marker.args, **marker.kwargs)
+    return (yield)
