@@ -18,6 +18,7 @@ bench: $(STAMP) browser
 	$(BIN)/python bench/bench_parser.py --json bench/results/parser.json
 	$(BIN)/python bench/bench_browser.py --json bench/results/browser.json
 	$(BIN)/python bench/bench_pool.py --json bench/results/pool.json
+	$(BIN)/python bench/bench_compare.py --json bench/results/compare.json
 
 lint: $(STAMP)
 	$(BIN)/ruff check xmltools tests bench
