@@ -58,6 +58,11 @@ def test_scenario_that_fails(xmltools_replay):
     xmltools_replay("flows/broken.jsonl", serve="site")
 """
 
+ALLOWED = """
+def test_failures_allowed(xmltools_replay):
+    xmltools_replay("flows/broken.jsonl", serve="site", allow_failures=True)
+"""
+
 
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
@@ -119,6 +124,12 @@ def test_record_once_then_replay_then_catch_drift(project: pytest.Pytester) -> N
         project.path / "test-results" / "test_flows.py-test_marker_alone" / "signin.replay.html"
     ).is_file()
 
+    # the page is mended: the test passes, and what its failed run left is gone
+    form.write_text(form.read_text().replace('document.title = "Hello";', 'document.title = "Welcome";'))
+    r = _run(project, "-k", "test_replay")
+    r.assert_outcomes(passed=1)
+    assert not out.exists()
+
 
 def test_the_marker_alone_fails_on_a_missing_transcript(project: pytest.Pytester) -> None:
     project.makepyfile(test_missing=MISSING)
@@ -144,6 +155,12 @@ def test_a_scenario_whose_step_fails_fails_and_is_not_recorded(project: pytest.P
     r = _run(project, "test_failing.py")
     r.assert_outcomes(failed=1)
     r.stdout.fnmatch_lines(["*broken.jsonl failed: 1 failed step*"])
+    # a test that allows failures records the run, failure included
+    project.makepyfile(test_allowed=ALLOWED)
+    r = _run(project, "test_allowed.py", "--xmltools-record-mode=once")
+    r.assert_outcomes(passed=1)
+    results = [json.loads(x) for x in path.read_text().splitlines() if '"tool_result"' in x]
+    assert [x["status"] for x in results] == ["ok", "failed", "ok"]
 
 
 def test_headed_is_refused_cleanly_without_a_display(

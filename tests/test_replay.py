@@ -108,6 +108,18 @@ def test_a_different_size_is_reported_as_such() -> None:
     assert c.diff_png is not None  # both, side by side
 
 
+def test_a_layer_that_sets_one_limit_sets_both() -> None:
+    # a count given in a test loosens a ratio inherited from the configuration or the header
+    base = ReplaySettings(max_diff_pixel_ratio=0.0001, mask_selectors=["#a"])
+    top = base.merged(ReplaySettings(max_diff_pixels=500, mask_selectors=["#b"]))
+    assert top.max_diff_pixels == 500 and top.max_diff_pixel_ratio is None
+    assert top.mask_selectors == ["#a", "#b"]
+    both = base.merged(ReplaySettings(max_diff_pixels=500, max_diff_pixel_ratio=0.01))
+    assert (both.max_diff_pixels, both.max_diff_pixel_ratio) == (500, 0.01)  # then the smaller wins
+    assert base.merged(ReplaySettings(mask=[])).max_diff_pixel_ratio == 0.0001  # no limit: kept
+    assert Config().max_diff_pixel_ratio is None  # unset everywhere: the replay's default
+
+
 def test_a_bad_region_or_threshold_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="X,Y,WIDTH,HEIGHT"):
         Region.parse("1,2,3")
@@ -133,6 +145,17 @@ async def test_recording_starts_the_file_afresh_unless_appending(tmp_path: Path)
     with TranscriptWriter(out, append=True) as w:
         w.turn(await it.handle(ba("launch", url="http://b/")))
     assert len(load_transcript(out).assistant_messages) == 2
+
+
+def test_a_header_keeps_the_base_url_it_was_given(tmp_path: Path) -> None:
+    from xmltools.transcript import Header
+
+    path = tmp_path / "t.jsonl"
+    with TranscriptWriter(path, Header(base_url="http://127.0.0.1:8000")) as w:
+        w.message("user", "open http://127.0.0.1:8000/x.html")
+    t = load_transcript(path)
+    assert t.header.base_url == "http://127.0.0.1:8000"
+    assert "open http://127.0.0.1:8000/x.html" in path.read_text()  # no writer base_url: left as is
 
 
 def test_a_file_holding_two_runs_is_refused(tmp_path: Path) -> None:
@@ -234,9 +257,62 @@ async def test_a_missing_secret_is_a_host_error_naming_it_before_any_browser(
     monkeypatch.delenv("PIN", raising=False)
     with pytest.raises(UsageError, match=r"the transcript uses the secrets PASSWORD, PIN"):
         await replay(path, local=Config(executable="/nonexistent/chromium"))
+    # a variable of the secret's bare name is not read: a transcript from elsewhere could name any
     monkeypatch.setenv("PIN", "1234")
+    with pytest.raises(UsageError, match=r"or set XMLTOOLS_SECRET_PASSWORD, XMLTOOLS_SECRET_PIN$"):
+        await replay(path, local=Config(executable="/nonexistent/chromium"))
+    monkeypatch.setenv("XMLTOOLS_SECRET_PIN", "1234")
     with pytest.raises(UsageError, match=r"the transcript uses the secret PASSWORD:"):
         await replay(path, local=Config(executable="/nonexistent/chromium"))
+
+
+async def test_a_replay_needs_only_the_secrets_the_host_gave_when_recording(tmp_path: Path) -> None:
+    out = tmp_path / "s.jsonl"
+    async with AsyncInterpreter(Config(), browser=EchoBrowser(), secrets={"PASSWORD": "hunter2"}) as it:
+        it.record(out)
+        await it.handle(ba("launch", url="http://a/"))
+        await it.handle(ba("type", text="{secret:PASSWORD}"))
+        made_up = await it.handle(ba("type", text="{secret:HOME}"))  # the model's own idea
+        assert made_up.outcomes[0].status == "invalid"
+    t = load_transcript(out)
+    assert t.header.secrets == ["PASSWORD"]
+    with pytest.raises(UsageError, match=r"uses the secret PASSWORD:"):  # HOME is not asked for
+        await replay(out, local=Config(executable="/nonexistent/chromium"), environ={"HOME": "/root"})
+    # and it is the same error as when recorded, with nothing of this machine typed
+    browser = EchoBrowser()
+    it = AsyncInterpreter(Config(), browser=browser, secrets={"PASSWORD": "x"})
+    result = await replay(out, offline=True, interpreter=it, secrets={"PASSWORD": "x"})
+    assert result.steps[2].turn.outcomes[0].status == "invalid" and not result.failures
+    assert [getattr(a, "text", None) for a in browser.actions][1:] == ["x"]
+
+
+def test_secret_values_are_hidden_in_one_pass_in_every_form_a_page_gives_them() -> None:
+    from xmltools.secrets import Hider, hide
+
+    secrets = {"PASSWORD": "hunter2", "WORD": "secret"}
+    # a placeholder just written is not searched again: "secret" stays inside {secret:PASSWORD}
+    assert hide("hunter2 and secret", secrets) == "{secret:PASSWORD} and {secret:WORD}"
+    # the longest value first: a secret holding another is hidden whole
+    assert hide("hunter2x", {"A": "hunter2", "B": "hunter2x"}) == "{secret:B}"
+    odd = Hider({"P": "p@ss word&<"}, ["tok/en"])
+    assert odd("/login?u=p%40ss%20word%26%3C") == "/login?u={secret:P}"  # percent-encoded
+    assert odd("q=p%40ss+word%26%3C") == "q={secret:P}"  # as a form sends it
+    assert odd("<b>p@ss word&amp;&lt;</b>") == "<b>{secret:P}</b>"  # HTML-escaped
+    assert odd("key tok/en, tok%2Fen") == "key [redacted], [redacted]"
+    assert not Hider({}) and Hider({}, [])("text") == "text"
+
+
+async def test_a_call_refused_for_its_filled_value_quotes_the_placeholder(tmp_path: Path) -> None:
+    out = tmp_path / "s.jsonl"
+    async with AsyncInterpreter(Config(), browser=FakeBrowser(), secrets={"KEY": "hunter2"}) as it:
+        it.record(out)
+        await it.handle(ba("launch", url="http://a/"))
+        turn = await it.handle(ba("press", text="{secret:KEY}"))  # not a key: the value is refused
+        o = turn.outcomes[0]
+        assert o.status == "invalid" and o.error is not None
+        assert "'{secret:KEY}' is not a key" in o.error.message and "hunter2" not in o.error.message
+        assert "hunter2" not in o.text
+    assert "hunter2" not in out.read_text()
 
 
 async def test_an_offline_replay_fills_secrets_from_the_environment(
@@ -247,7 +323,7 @@ async def test_an_offline_replay_fills_secrets_from_the_environment(
         it.record(out)
         await it.handle(ba("launch", url="http://a/"))
         await it.handle(ba("type", text="{secret:PASSWORD}"))
-    monkeypatch.setenv("PASSWORD", "hunter2")
+    monkeypatch.setenv("XMLTOOLS_SECRET_PASSWORD", "hunter2")
     result = await replay(out, offline=True)
     assert result.ok, result.summary()
 
@@ -280,6 +356,9 @@ def test_behaviour_comes_from_the_recording_and_the_browser_from_this_machine(tm
     with TranscriptWriter(path, config=recorded):
         pass
     t = load_transcript(path)
+    # this machine's browser settings are not written at all (a remote endpoint may hold a token)
+    assert not {"executable", "headless", "remote", "downloads_dir"} & set(t.header.config)
+    assert "their-host" not in path.read_text()
     local = Config(executable="/usr/bin/chromium", max_diff_pixel_ratio=0.001)
     config, differences = replay_config(t, local)
     assert config.viewport.width == 800 and config.observe == "both"
@@ -288,6 +367,18 @@ def test_behaviour_comes_from_the_recording_and_the_browser_from_this_machine(tm
     assert "viewport: 800x500 from the recording (this machine: 900x600)" in differences
     assert "observe: both from the recording (this machine: screenshot)" in differences
     assert not any("executable" in d or "headless" in d for d in differences)
+    # a folder of the recording's machine that is not here: this machine's setting, said
+    header = json.loads(path.read_text().splitlines()[0])
+    header["config"]["templates"] = "/their/templates"
+    header["config"]["allowed_file_roots"] = [str(tmp_path), "/their/files"]
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text(json.dumps(header) + "\n")
+    config, differences = replay_config(load_transcript(odd), local)
+    assert config.templates is None and config.allowed_file_roots == ()
+    assert "templates: the recording's /their/templates is not on this machine; this machine's is used" in (
+        differences
+    )
+    assert any(d.startswith("allowed_file_roots: the recording's /their/files") for d in differences)
     # the command line wins over both
     config, _ = replay_config(t, local, {"headless": False, "viewport": "640x480"})
     assert not config.headless and config.viewport.width == 640
@@ -353,10 +444,17 @@ async def test_an_approval_recorded_is_answered_alike_in_replay(tmp_path: Path) 
     t = load_transcript(out)
     statuses = [r.status for r in t.records if isinstance(r, ToolResultRecord)]
     assert statuses == ["pending", "ok", "pending", "denied"]
-    result = await replay(out, offline=True)
+    again = tmp_path / "again.jsonl"
+    result = await replay(out, offline=True, record=again)
     assert result.ok, result.summary()
     assert [s.turn.outcomes[0].status for s in result.steps] == ["ok", "denied"]
     assert "not that site" in result.steps[1].turn.outcomes[0].text
+    # the replay's own recording holds the held calls and their answers: it replays alike
+    statuses = [r.status for r in load_transcript(again).records if isinstance(r, ToolResultRecord)]
+    assert statuses == ["pending", "ok", "pending", "denied"]
+    assert (await replay(again, offline=True)).ok
+    with pytest.raises(UsageError, match="cannot record over the transcript it replays"):
+        await replay(again, offline=True, record=again)
 
 
 # -- live, in Chromium ---------------------------------------------------------------------
@@ -418,6 +516,7 @@ def test_an_unchanged_page_replays_without_drift(recorded: Path, drift_site: Pat
     assert result.ok, result.summary()  # type: ignore[attr-defined]
     shots = [s for st in result.steps for s in st.shots]  # type: ignore[attr-defined]
     assert len(shots) == 2 and all(s.comparison.diff_pixels <= s.comparison.allowed for s in shots)
+    assert {s.comparison.allowed for s in shots} == {54}  # no limit set anywhere: 0.0001 of 900x600
 
 
 @live
@@ -438,6 +537,9 @@ def test_a_heading_replaced_by_a_red_one_of_other_text_drifts(
     recorded: Path, drift_site: Path, tmp_path: Path
 ) -> None:
     _edit(drift_site, "<h1>Order summary</h1>", '<h2 style="color: red">Your basket</h2>')
+    # a count given for this test wins over the ratio of this machine's configuration
+    loose = ReplaySettings(max_diff_pixels=100_000)
+    assert _replay(drift_site, recorded, local=Config(max_diff_pixel_ratio=0.0001), settings=loose).ok  # type: ignore[attr-defined]
     result = _replay(drift_site, recorded, diff_dir=tmp_path / "diffs")
     assert not result.ok and result.outcome == "drifted"  # type: ignore[attr-defined]
     d = result.drifts[0]  # type: ignore[attr-defined]
@@ -540,11 +642,11 @@ def test_a_secret_round_trips_through_recording_and_replay(
         raw = out.read_text()
         assert "Grace" not in raw and "{secret:NAME}" in raw
         # the value comes back from the environment
-        monkeypatch.setenv("NAME", "Grace")
+        monkeypatch.setenv("XMLTOOLS_SECRET_NAME", "Grace")
         again = asyncio.run(replay(out, base_url=base))
         assert again.ok, again.summary()
         # another value types another name: the page the form leads to shows it, and that drifts
-        monkeypatch.setenv("NAME", "Alan")
+        monkeypatch.setenv("XMLTOOLS_SECRET_NAME", "Alan")
         other = asyncio.run(replay(out, base_url=base))
         assert not other.ok
 
@@ -571,6 +673,9 @@ def test_the_command_exits_2_for_a_missing_base_url_secret_or_display(
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     assert main(["replay", str(path), "--headed", "--base-url", "http://127.0.0.1:9"]) == 2
     assert "--headed shows the browser window" in capsys.readouterr().err
+    # a comparison setting out of range is the command line's mistake, said as such
+    assert main(["replay", str(path), "--offline", "--screenshot-threshold", "2"]) == 2
+    assert "--screenshot-threshold: Input should be less than or equal to 1" in capsys.readouterr().err
 
 
 def test_an_offline_replay_of_a_failing_recording_exits_1_unless_failures_are_allowed(
@@ -603,7 +708,10 @@ def test_the_command_names_the_drift_keeps_the_diff_and_says_whose_settings(
     out = capsys.readouterr().out
     assert rc == 1, out
     assert "DRIFT screenshot: " in out and "pixels differ" in out
-    assert "setting observe: screenshot from the recording (this machine: both)" in out
+    setting = "setting observe: screenshot from the recording (this machine: both)"
+    assert out.index(setting) < out.index("[1/3]")  # said before the run
+    # and again with the result, since it may explain the drift
+    assert out.rindex("observe: screenshot from the recording") > out.index("DRIFT")
     assert (diffs / "step-001-1-diff.png").is_file()
     # masking the moved button makes the same replay pass
     rc = main(["replay", str(recorded), "--serve", str(drift_site), "--mask", "0,130,500,60"])

@@ -76,25 +76,16 @@ def _secret_args(pairs: Sequence[str]) -> dict[str, str]:
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep:
-            raise UsageError(f"--secret takes NAME=VALUE (got {pair!r}); or set the variable NAME")
+            raise UsageError(f"--secret takes NAME=VALUE (got {pair!r}); or set XMLTOOLS_SECRET_<NAME>")
         out[name.strip()] = value
     return out
 
 
 def _machine_args(args: argparse.Namespace) -> dict[str, Any]:
     """The browser settings given on the command line: they win over the recording and the files."""
-    from .browser.locate import has_display, no_display
+    from .browser.locate import browser_options
 
-    out: dict[str, Any] = {}
-    if args.headed and not has_display():
-        raise UsageError(no_display("--headed"))
-    if args.executable:
-        out["executable"] = args.executable
-    if args.headed:
-        out["headless"] = False
-    if args.remote:
-        out["remote"] = args.remote
-    return out
+    return browser_options(args.executable, args.headed, args.remote)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -103,22 +94,32 @@ def cmd_replay(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
+    from pydantic import ValidationError
+
     from .compare import Region
     from .loop import turn_line
     from .report import write_report
     from .serve import serve_directory
-    from .transcript import ReplaySettings, ReplayStep, load_transcript, replay
+    from .transcript import ReplaySettings, ReplayStep, load_transcript, replay, replay_config
 
     transcript = load_transcript(args.file)
     total = len(transcript.assistant_messages)
-    settings = ReplaySettings(
-        screenshot_threshold=args.screenshot_threshold,
-        max_diff_pixel_ratio=args.max_diff_pixel_ratio,
-        max_diff_pixels=args.max_diff_pixels,
-        mask=[Region.parse(m) for m in args.mask],
-        mask_selectors=args.mask_selector,
-        ignore_console=args.ignore_console,
-    )
+    try:
+        settings = ReplaySettings(
+            screenshot_threshold=args.screenshot_threshold,
+            max_diff_pixel_ratio=args.max_diff_pixel_ratio,
+            max_diff_pixels=args.max_diff_pixels,
+            mask=[Region.parse(m) for m in args.mask],
+            mask_selectors=args.mask_selector,
+            ignore_console=args.ignore_console,
+        )
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = "--" + str(first["loc"][0]).replace("_", "-") if first.get("loc") else "an option"
+        raise UsageError(f"{where}: {first['msg']} (got {first.get('input')!r})") from e
+    config, differences = replay_config(transcript, overrides=_machine_args(args))
+    for d in differences:  # before the run: they may explain what follows
+        print(f"setting {d}")
 
     def show(step: ReplayStep) -> None:
         line = turn_line(step.index - 1, step.turn)
@@ -141,7 +142,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 transcript,
                 offline=args.offline,
                 base_url=base,
-                overrides=_machine_args(args),
+                config=config,
                 settings=settings,
                 secrets=_secret_args(args.secret),
                 allow_failures=args.allow_failures,
@@ -150,11 +151,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 on_step=show,
             )
         )
+        result.differences = differences
         if args.report:
             path = write_report(args.report, record, result, embed=args.embed)
             print(f"report: {path}")
-    for d in result.differences:
-        print(f"setting {d}")
     print(result.summary())
     return EXIT_OK if result.ok else EXIT_FAILED
 

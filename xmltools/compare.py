@@ -92,7 +92,8 @@ class Comparison:
         return f"{self.diff_pixels:,} pixels differ ({self.ratio:.4%} of the image; {self.allowed:,} allowed)"
 
 
-def _pil() -> None:
+def comparison_library() -> None:
+    """A host error, said before anything starts, when Pillow or pixelmatch is missing."""
     try:
         import PIL  # noqa: F401
         import pixelmatch  # noqa: F401
@@ -104,7 +105,7 @@ def _pil() -> None:
 
 def load_image(data: bytes) -> Image:
     """Decode a PNG, JPEG or WebP screenshot to RGBA."""
-    _pil()
+    comparison_library()
     from PIL import Image as PILImage
 
     with PILImage.open(io.BytesIO(data)) as im:

@@ -41,6 +41,7 @@ from .errors import ConfigError
 from .parser import Limits
 from .protocol import Policy
 from .results import Viewport
+from .secrets import ENV_PREFIX as SECRET_PREFIX  # XMLTOOLS_SECRET_<NAME>: read by a replay
 from .tools import ActionContext, parse_size
 from .urlpolicy import UrlPolicy
 
@@ -162,8 +163,13 @@ class Config(BaseModel):
     screenshot_threshold: float = Field(
         0.2, ge=0, le=1, description="replay: colour distance at which a pixel differs (0 strict, 1 lenient)"
     )
+    # of the two limits, the smaller wins when both are set; when neither is, DEFAULT_DIFF_PIXEL_RATIO
     max_diff_pixel_ratio: float | None = Field(
-        0.0001, ge=0, le=1, description="replay: the share of differing pixels that is still no drift"
+        None,
+        ge=0,
+        le=1,
+        description="replay: the share of differing pixels that is still no drift"
+        " (when neither limit is set: 0.0001, 54 pixels at 900×600)",
     )
     max_diff_pixels: int | None = Field(
         None, ge=0, description="replay: the number of differing pixels that is still no drift"
@@ -328,6 +334,7 @@ def _check_environ(environ: Mapping[str, str], prefix: str) -> None:
         for k in sorted(environ)
         if k.upper().startswith(up)
         and k.upper() not in allowed
+        and not (up == ENV_PREFIX and k.upper().startswith(SECRET_PREFIX))  # a replay's secrets
         and k[len(prefix) :].lower() not in Config.model_fields
     ]
     if bad:

@@ -203,6 +203,7 @@ class AsyncInterpreter:
         # in everything the model reads back
         self.secrets: dict[str, str] = dict(secrets or {})
         secret_values.check_secret_names(self.secrets)
+        self._hide = secret_values.Hider(self.secrets)
         self._recorder: TranscriptWriter | None = None
 
     # -- lifecycle ----------------------------------------------------------------
@@ -337,11 +338,9 @@ class AsyncInterpreter:
 
     def _hidden(self, result: Observation | Failure | None) -> Observation | Failure | None:
         """The result with every secret's value replaced by its placeholder (all but the screenshot)."""
-        if not self.secrets or result is None:
+        if not self._hide or result is None:
             return result
-
-        def h(text: str) -> str:
-            return secret_values.hide(text, self.secrets)
+        h = self._hide
 
         if isinstance(result, Failure):
             obs = self._hidden(result.observation)
@@ -580,6 +579,7 @@ class AsyncInterpreter:
         filled = self._filled(call)
         checked = filled if isinstance(filled, CallError) else self.registry.validate(filled, ctx)
         if isinstance(checked, CallError):
+            checked = self._hide_error(checked)
             return (
                 CallOutcome(call, "invalid", call.name, self.registry.written_action(call), error=checked),
                 [self._hide_rendered(self.renderer.call_error(checked))],
@@ -610,12 +610,12 @@ class AsyncInterpreter:
             self._pending = PendingApproval(call, call.name, action, category, decision.prompt)
             return (
                 CallOutcome(call, "pending", call.name, action),
-                [self.renderer.approval_required(call.name, action, decision.prompt)],
+                [self._hide_rendered(self.renderer.approval_required(call.name, action, decision.prompt))],
                 False,
             )
         return (
             CallOutcome(call, "denied", call.name, action, violation="denied"),
-            [self.renderer.denied(call.name, action, decision.reason)],
+            [self._hide_rendered(self.renderer.denied(call.name, action, decision.reason))],
             False,
         )
 
@@ -662,6 +662,7 @@ class AsyncInterpreter:
         filled = self._filled(call)
         checked = filled if isinstance(filled, CallError) else self.registry.validate(filled, ctx)
         if isinstance(checked, CallError):  # the viewport changed under a coordinate, say
+            checked = self._hide_error(checked)
             outcome = CallOutcome(
                 call, "invalid", call.name, self.registry.written_action(call), error=checked
             )
@@ -682,7 +683,7 @@ class AsyncInterpreter:
         p = held.pending
         outcome = CallOutcome(p.call, "denied", p.tool, p.action, violation="denied")
         turn = replace(held.turn, approval_required=None)
-        rendered = [self.renderer.denied(p.tool, p.action, reason)]
+        rendered = [self._hide_rendered(self.renderer.denied(p.tool, p.action, reason))]
         answered = self._answered(held, turn, outcome, rendered, ok=False, started=time.perf_counter())
         return self._recorded(answered, p.call)
 
@@ -770,9 +771,11 @@ class AsyncInterpreter:
         )
 
     def _hide_rendered(self, r: Rendered) -> Rendered:
-        if not self.secrets:
-            return r
-        return replace(r, text=secret_values.hide(r.text, self.secrets))
+        return replace(r, text=self._hide(r.text)) if self._hide else r
+
+    def _hide_error(self, e: CallError) -> CallError:
+        """A validation error about a filled-in call, with the secret values it quotes hidden."""
+        return replace(e, message=self._hide(e.message), example=self._hide(e.example)) if self._hide else e
 
     def _capped(self, r: Rendered) -> Rendered:
         """The last bound on what one result may say: ``max_result_chars``, with the cut stated."""

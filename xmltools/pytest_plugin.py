@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from .browser.locate import has_display, no_display
+from .browser.locate import browser_options, has_display, no_display
 from .compare import Region
 from .config import Config
 from .interpreter import Interpreter
@@ -105,14 +105,11 @@ def xmltools_interpreter(pytestconfig: pytest.Config) -> Iterator[Interpreter]:
 
 
 def _machine(config: pytest.Config) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if config.getoption("xmltools_executable", None):
-        out["executable"] = config.getoption("xmltools_executable")
-    if config.getoption("xmltools_remote", None):
-        out["remote"] = config.getoption("xmltools_remote")
-    if config.getoption("headed", False):
-        out["headless"] = False
-    return out
+    return browser_options(
+        config.getoption("xmltools_executable", None),
+        bool(config.getoption("headed", False)),
+        config.getoption("xmltools_remote", None),
+    )
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:
@@ -145,6 +142,8 @@ class Replayer:
         self._here = test_file.parent
         self._nodeid = nodeid
         self.results: list[ReplayResult] = []
+        # what an earlier run of this test left there would read as this run's
+        shutil.rmtree(self._output_dir(), ignore_errors=True)
 
     def __call__(self, path: str | Path, **options: Any) -> ReplayResult:
         return _run(self.run_async(path, **options))
@@ -203,7 +202,7 @@ class Replayer:
                 diff_dir=diffs,
             )
             self.results.append(result)
-            if recording and not result.failures:
+            if recording and (allow_failures or not result.failures):
                 _replace_transcript(path, live)
                 return result
             if result.ok and not recording:
@@ -213,8 +212,8 @@ class Replayer:
             shots = live.parent / (live.stem + ".shots")
             if shots.is_dir():
                 shutil.copytree(shots, out / f"{path.stem}.replay.shots", dirs_exist_ok=True)
-            if diffs.is_dir():
-                shutil.copytree(diffs, out / "diffs", dirs_exist_ok=True)
+            if diffs.is_dir():  # by transcript: a test may replay several
+                shutil.copytree(diffs, out / "diffs" / path.stem, dirs_exist_ok=True)
             report = write_report(out / f"{path.stem}.replay.html", live, result)
         what = "not recorded: the run failed" if recording else result.outcome
         raise ReplayFailed(f"{path.name} {what}: {result.summary()}\nreport: {report}")

@@ -29,7 +29,6 @@ import base64
 import contextlib
 import os
 import shutil
-import struct
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from .actions import ActionModel, Click, Hover, parse_coordinate
+from .browser.images import image_size
 from .errors import TranscriptError, UsageError
 from .profiles import PROFILES
 from .render import render_html
@@ -286,14 +286,6 @@ def _row(r: ToolResultRecord, fill: _Fill) -> Row:
     )
 
 
-def _png_size(data: bytes) -> tuple[int, int]:
-    """A PNG's width and height, from its header (0, 0 when it is not one)."""
-    if data[:8] != b"\x89PNG\r\n\x1a\n" or len(data) < 24:
-        return 0, 0
-    width, height = struct.unpack(">II", data[16:24])
-    return int(width), int(height)
-
-
 def _load(t: Transcript | None, obs: ObservationRecord | None) -> tuple[Screenshot | None, str | None]:
     """A recorded screenshot, or why it cannot be shown."""
     if t is None or obs is None or obs.screenshot is None:
@@ -315,7 +307,7 @@ def _triples(step: ReplayStep, replay: ReplayResult, images: _Images) -> list[Tr
         c = check.comparison
         diff = None
         if c.diff_png is not None:
-            w, h = _png_size(c.diff_png)
+            w, h = image_size(c.diff_png)
             diff = images.add(c.diff_png, "png", f"{name}-{k}-diff", w, h, f"step {step.index}: what changed")
         out.append(
             Triple(

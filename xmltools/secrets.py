@@ -3,23 +3,47 @@
 The host gives ``secrets={"PASSWORD": "hunter2"}``.  The model writes
 ``{secret:PASSWORD}`` where the value belongs (``<text>{secret:PASSWORD}</text>``);
 the browser receives ``hunter2``; everything the model reads back and every
-recording show ``{secret:PASSWORD}`` instead of the value.  A replay fills the
-placeholders again from the secrets it is given, or from environment variables
-of the same names.  Pure: no browser, no templates.
+recording show ``{secret:PASSWORD}`` instead of the value, and the forms a
+page or an address gives it (percent-encoded, HTML-escaped) too.
+
+A recording lists the names the host gave in its header.  A replay fills those
+placeholders again from the secrets it is given, or from the environment
+variable ``XMLTOOLS_SECRET_<NAME>``: only that prefix is read, so a transcript
+from elsewhere cannot make a replay type ``{secret:HOME}`` or any other
+variable of this machine into a page.  Pure: no browser, no templates.
 """
 
 from __future__ import annotations
 
+import html
 import os
 import re
 from collections.abc import Iterable, Mapping
+from urllib.parse import quote, quote_plus
 
 from .errors import UsageError
 
-__all__ = ["SECRET", "check_secret_names", "fill", "hide", "names_in", "resolve"]
+__all__ = [
+    "ENV_PREFIX",
+    "REDACTED",
+    "SECRET",
+    "Hider",
+    "check_secret_names",
+    "fill",
+    "hide",
+    "names_in",
+    "placeholder",
+    "resolve",
+]
 
 SECRET = re.compile(r"\{secret:([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ENV_PREFIX = "XMLTOOLS_SECRET_"  # the configuration leaves these variables alone
+REDACTED = "[redacted]"  # what an unnamed secret (an API key given as a plain value) is written as
+
+
+def placeholder(name: str) -> str:
+    return "{secret:" + name + "}"
 
 
 def check_secret_names(secrets: Mapping[str, str]) -> None:
@@ -43,18 +67,48 @@ def fill(text: str, secrets: Mapping[str, str]) -> str:
     return SECRET.sub(lambda m: secrets.get(m.group(1), m.group(0)), text)
 
 
+def _forms(value: str) -> dict[str, None]:
+    """The value as written, and as an address or a page would show it."""
+    return dict.fromkeys([value, quote(value), quote(value, safe=""), quote_plus(value), html.escape(value)])
+
+
+class Hider:
+    """Replaces every secret value in a text by its stand-in, in one pass.
+
+    ``named`` values become ``{secret:NAME}``; ``plain`` ones ``[redacted]``.
+    One regular expression, the longest values first, so that a secret holding
+    another is replaced whole and a placeholder just written is never searched
+    again (a secret ``"secret"`` cannot break ``{secret:PASSWORD}``).
+    """
+
+    def __init__(self, named: Mapping[str, str], plain: Iterable[str] = ()) -> None:
+        table: dict[str, str] = {}
+        pairs = [(v, placeholder(k)) for k, v in named.items()] + [(v, REDACTED) for v in plain]
+        for value, stand_in in pairs:
+            for form in _forms(value) if value else ():
+                table.setdefault(form, stand_in)
+        self._table = table
+        ordered = sorted(table, key=len, reverse=True)
+        self._re = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    def __bool__(self) -> bool:
+        return self._re is not None
+
+    def __call__(self, text: str) -> str:
+        if self._re is None or not text:
+            return text
+        return self._re.sub(lambda m: self._table[m.group(0)], text)
+
+
 def hide(text: str, secrets: Mapping[str, str]) -> str:
-    """The text with each secret's value replaced by its placeholder (the longest values first)."""
-    for name, value in sorted(secrets.items(), key=lambda kv: len(kv[1]), reverse=True):
-        if value and value in text:
-            text = text.replace(value, "{secret:" + name + "}")
-    return text
+    """The text with each secret's value replaced by its placeholder (see :class:`Hider`)."""
+    return Hider(secrets)(text)
 
 
 def resolve(
     names: Iterable[str], given: Mapping[str, str], environ: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """The value of each name: from ``given``, else the environment variable of that name.
+    """The value of each name: from ``given``, else the variable ``XMLTOOLS_SECRET_<NAME>``.
 
     A name found in neither is a :class:`~xmltools.errors.UsageError` that names them all.
     """
@@ -64,8 +118,8 @@ def resolve(
     for name in dict.fromkeys(names):
         if name in given:
             out[name] = given[name]
-        elif name in env:
-            out[name] = env[name]
+        elif ENV_PREFIX + name in env:
+            out[name] = env[ENV_PREFIX + name]
         else:
             missing.append(name)
     if missing:
@@ -73,7 +127,7 @@ def resolve(
         raise UsageError(
             f"the transcript uses the secret{'s' if len(missing) > 1 else ''} {listed}:"
             f" give {'them' if len(missing) > 1 else 'it'} (secrets={{...}}, --secret NAME=VALUE)"
-            f" or set the environment variable{'s' if len(missing) > 1 else ''} of that name"
+            f" or set {', '.join(ENV_PREFIX + n for n in missing)}"
         )
     check_secret_names(out)
     return out

@@ -29,7 +29,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import secrets as secrets_mod
-from .compare import Comparison, Region, compare_images
+from .compare import Comparison, Region, compare_images, comparison_library
 from .config import Config
 from .errors import ConfigError, TranscriptError, UsageError
 from .interpreter import AsyncInterpreter, CallOutcome, Turn
@@ -62,7 +62,7 @@ __all__ = [
 FORMAT_VERSION = 1
 OFFLINE_BASE_URL = "http://localhost"
 FAILURE_KINDS = frozenset(get_args(Failure.model_fields["kind"].annotation))
-REDACTED = "[redacted]"
+REDACTED = secrets_mod.REDACTED
 _SURROGATE = re.compile(r"[\ud800-\udfff]")  # what UTF-8 cannot encode
 _PLACEHOLDER = re.compile(r"\{(base_url|secret:[A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -84,10 +84,17 @@ class ReplaySettings(_Record):
     ignore_console: list[str] = Field(default_factory=list)  # regular expressions (re.search) of lines
 
     def merged(self, other: ReplaySettings | None) -> ReplaySettings:
-        """These settings with ``other``'s on top: its values win, its lists are added."""
+        """These settings with ``other``'s on top: its values win, its lists are added.
+
+        The two limits go together: when ``other`` sets either, it sets both (an
+        unset one to none), so that ``max_diff_pixels=500`` on top of a ratio is
+        500 pixels, not the smaller of the two.
+        """
         if other is None:
             return self
         values = self.model_dump()
+        if other.max_diff_pixels is not None or other.max_diff_pixel_ratio is not None:
+            values["max_diff_pixels"] = values["max_diff_pixel_ratio"] = None
         for name in type(self).model_fields:
             theirs = getattr(other, name)
             if isinstance(theirs, list):
@@ -108,6 +115,9 @@ class Header(_Record):
     description: str | None = None
     base_url: str | None = None  # what {base_url} stood for when this was recorded
     replay: ReplaySettings | None = None  # how this transcript is compared when replayed
+    # the secret names the host gave when recording: a replay needs these, and only these
+    # (None: not said, as in a hand-written scenario, where every {secret:NAME} is needed)
+    secrets: list[str] | None = None
 
 
 class MessageRecord(_Record):
@@ -446,9 +456,7 @@ class TranscriptWriter:
         named = dict(secrets) if isinstance(secrets, Mapping) else {}
         plain = [] if isinstance(secrets, Mapping) else [s for s in secrets if s]
         secrets_mod.check_secret_names(named)
-        # the longest first, so that a secret holding another is replaced whole
-        pairs = [(v, "{secret:" + k + "}") for k, v in named.items() if v] + [(v, REDACTED) for v in plain]
-        self._secrets = sorted(pairs, key=lambda p: len(p[0]), reverse=True)
+        self._hide = secrets_mod.Hider(named, plain)
         self.base_url = base_url
         self._n = 0
         if not append:
@@ -465,7 +473,11 @@ class TranscriptWriter:
                 header = header.model_copy(update={"config": config.model_dump(mode="json")})
             if base_url is not None and header.base_url is None:
                 header = header.model_copy(update={"base_url": base_url})
-            self._write(header)
+            # this machine's browser settings stay out of the file (a remote endpoint may hold a
+            # token, a path is of no use elsewhere): a replay takes them from its own machine
+            config_kept = {k: v for k, v in header.config.items() if k not in MACHINE_SETTINGS}
+            names = sorted({*(header.secrets or ()), *named})
+            self._write(header.model_copy(update={"config": config_kept, "secrets": names}))
         elif self.shots.exists():
             self._n = len(list(self.shots.iterdir()))
 
@@ -481,9 +493,7 @@ class TranscriptWriter:
 
     def _clean(self, value: Any) -> Any:
         if isinstance(value, str):
-            for secret, placeholder in self._secrets:
-                value = value.replace(secret, placeholder)
-            return _unfill(value, self.base_url)
+            return _unfill(self._hide(value), self.base_url)
         if isinstance(value, dict):
             return {k: self._clean(v) for k, v in value.items()}
         if isinstance(value, list):
@@ -491,10 +501,10 @@ class TranscriptWriter:
         return value
 
     def _write(self, record: BaseModel, *, sync: bool = True) -> None:
-        if record is not None and isinstance(record, Header) and record.base_url is not None:
-            record = record.model_copy(update={"base_url": None})
-            data = self._clean(record.model_dump(mode="json", exclude_defaults=False))
-            data["base_url"] = self.base_url
+        if isinstance(record, Header) and record.base_url is not None:
+            # the address {base_url} stands for is written as itself, not as {base_url}
+            data = self._clean(record.model_copy(update={"base_url": None}).model_dump(mode="json"))
+            data["base_url"] = record.base_url
             self._write_line(data, sync=sync)
             return
         self._write_line(self._clean(record.model_dump(mode="json", exclude_defaults=False)), sync=sync)
@@ -676,6 +686,9 @@ class ReplayResult:
         lines = [f"{' and '.join(parts)} in {n} steps ({self.mode}):"]
         lines += [f"  {f}" for f in failures]
         lines += [f"  {d}" for d in self.drifts]
+        if self.differences:  # they may explain what went wrong
+            lines.append("the recording's settings that differ from this machine's:")
+            lines += [f"  {d}" for d in self.differences]
         return "\n".join(lines)
 
 
@@ -792,7 +805,10 @@ class RecordedSession:
 FAILING = frozenset({"failed", "invalid", "refused", "denied", "pending", "not_run"})
 # settings of this machine, never of the recording: where the browser is and how it is shown
 MACHINE_SETTINGS = ("executable", "headless", "remote", "downloads_dir", "profile_dir", "launch_timeout")
+# behaviour settings that name folders: taken from the header only when the folder is here too
+PATH_SETTINGS = ("templates", "workspace", "allowed_file_roots")
 # how screenshots are compared: the local configuration's, then the transcript's replay settings
+DEFAULT_DIFF_PIXEL_RATIO = 0.0001  # when no limit is set anywhere: 54 pixels at 900x600, a caret's blink
 COMPARISON_SETTINGS = ("screenshot_threshold", "max_diff_pixel_ratio", "max_diff_pixels")
 
 
@@ -816,6 +832,14 @@ def replay_config(
     }
     base = local.model_dump()
     differences: list[str] = []
+    for k in PATH_SETTINGS:  # a folder of the recording's machine that this one does not have
+        paths = recorded.get(k) or ()
+        absent = [p for p in ([paths] if isinstance(paths, str) else paths) if not Path(p).exists()]
+        if absent:
+            del recorded[k]
+            differences.append(
+                f"{k}: the recording's {absent[0]} is not on this machine; this machine's is used"
+            )
     try:
         config = Config.model_validate({**base, **recorded, **overrides})
     except ValidationError:
@@ -962,6 +986,7 @@ async def replay(
     t = transcript if isinstance(transcript, Transcript) else load_transcript(transcript)
     used = t.placeholders()
     if not offline:  # a live replay compares screenshots: say which is missing before starting a browser
+        comparison_library()  # Pillow and pixelmatch: said now, not after the first step
         missing = t.missing_screenshots()
         if missing:
             more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
@@ -973,11 +998,18 @@ async def replay(
                 f"{t.path or 'the transcript'} uses {{base_url}}: give the address it stands for"
                 " (--base-url URL, or --serve DIR to serve a folder; base_url= in Python)"
             )
+    if record is not None and t.path is not None and Path(record).resolve() == Path(t.path).resolve():
+        raise UsageError(f"{record}: a replay cannot record over the transcript it replays")
     names = [u.split(":", 1)[1] for u in sorted(used) if u.startswith("secret:")]
+    if t.header.secrets is not None:
+        # only the names the host gave when recording: a name the model made up was an error
+        # then, and is left as written so that it is the same error now
+        names = [n for n in names if n in t.header.secrets]
     given = dict(secrets or {})
     if offline:  # nothing is typed anywhere: a stand-in will do for a secret not given
         env = os.environ if environ is None else environ
-        given = {n: given.get(n, env.get(n, f"<{n}>")) for n in names} | given
+        prefix = secrets_mod.ENV_PREFIX
+        given = {n: given.get(n, env.get(prefix + n, f"<{n}>")) for n in names} | given
     filled_secrets = secrets_mod.resolve(names, given, environ) | given
     differences: list[str] = []
     if config is None:
@@ -990,6 +1022,8 @@ async def replay(
         max_diff_pixels=config.max_diff_pixels,
     )
     how = how.merged(t.header.replay).merged(settings)
+    if how.max_diff_pixels is None and how.max_diff_pixel_ratio is None:
+        how = how.model_copy(update={"max_diff_pixel_ratio": DEFAULT_DIFF_PIXEL_RATIO})
     try:
         ignore = [re.compile(p) for p in how.ignore_console]
     except re.error as e:
@@ -1011,6 +1045,7 @@ async def replay(
             title=t.header.title,
             description=t.header.description,
             replay=t.header.replay,
+            secrets=t.header.secrets,
         )
         writer = TranscriptWriter(record, header, base_url=base_url, secrets=filled_secrets)
         for r in t.records:
@@ -1034,8 +1069,12 @@ async def replay(
             if recorded_browser is not None:
                 recorded_browser.begin_step(recorded)
             turn = await interp.handle(_fill(assistant.content, base_url))
+            answered: ToolUse | None = None
             if turn.approval_required is not None and answer is not None:
                 held = turn.approval_required
+                answered = held.call
+                if writer is not None:  # the held call first, then the answer, as a live run records them
+                    writer.turn(turn)
                 if answer.status == "denied":
                     reason = (answer.text or "").split(":", 1)[-1].strip() or "the user did not approve it"
                     turn = await interp.deny(held, reason)
@@ -1048,7 +1087,10 @@ async def replay(
                 await _compare_shots(step, t, interp, how, diffs)
             steps.append(step)
             if writer is not None:
-                writer.turn(turn)
+                if answered is not None:
+                    writer.answer(turn, answered)
+                else:
+                    writer.turn(turn)
             if on_step is not None:
                 on_step(step)
         if writer is not None:
@@ -1077,7 +1119,10 @@ async def _compare_shots(
         browser = interp._browsers.get(o.session or DEFAULT_SESSION)
         if how.mask_selectors and isinstance(browser, BrowserSession) and browser.is_open:
             boxes = await browser.boxes(how.mask_selectors)
-            mask += [Region(x=max(x, 0), y=max(y, 0), width=w, height=h) for x, y, w, h in boxes]
+            for x, y, w, h in boxes:  # the part of each box inside the page: one above it is cut
+                left, top = max(x, 0), max(y, 0)
+                if x + w > left and y + h > top:
+                    mask.append(Region(x=left, y=top, width=x + w - left, height=y + h - top))
         scale = obs.screenshot.width / obs.viewport.width if obs.viewport.width else 1.0
         comparison = await asyncio.to_thread(
             compare_images,

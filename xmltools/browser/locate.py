@@ -19,9 +19,17 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import BrowserNotFoundError
+from ..errors import BrowserNotFoundError, UsageError
 
-__all__ = ["FoundBrowser", "browser_version", "find_chromium", "has_display", "install_hint", "no_display"]
+__all__ = [
+    "FoundBrowser",
+    "browser_options",
+    "browser_version",
+    "find_chromium",
+    "has_display",
+    "install_hint",
+    "no_display",
+]
 
 SYSTEM_NAMES = (
     "chromium",
@@ -114,6 +122,30 @@ def no_display(option: str) -> str:
         f"{option} shows the browser window, and this machine has no display (neither DISPLAY nor"
         " WAYLAND_DISPLAY is set): leave it out, or run under xvfb-run"
     )
+
+
+def browser_options(
+    executable: str | None = None,
+    headed: bool = False,
+    remote: str | None = None,
+    *,
+    option: str = "--headed",
+) -> dict[str, object]:
+    """The settings a command line's browser options stand for (only those given).
+
+    ``headed`` where no display exists is a :class:`~xmltools.errors.UsageError`
+    naming ``option``, said before any browser starts.
+    """
+    if headed and not has_display():
+        raise UsageError(no_display(option))
+    out: dict[str, object] = {}
+    if executable:
+        out["executable"] = executable
+    if headed:
+        out["headless"] = False
+    if remote:
+        out["remote"] = remote
+    return out
 
 
 def install_hint() -> str:
