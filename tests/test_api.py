@@ -35,6 +35,7 @@ PURE = {
     "config",
     "urlpolicy",
     "quoting",
+    "secrets",
 }
 
 
