@@ -742,7 +742,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         metavar="R",
-        help="the share of differing pixels that is still no drift (default 0.0001)",
+        help="the share of differing pixels that is still no drift (when no limit is set: 0.0001)",
     )
     p.add_argument(
         "--max-diff-pixels", type=int, default=None, metavar="N", help="the count that is still no drift"

@@ -26,7 +26,8 @@ Options, in the manner of pytest-recording and pytest-playwright:
 * ``--xmltools-record-mode``: ``none`` (the default) replays only, and a
   missing transcript fails; ``once`` records the observations of transcripts
   that have none (a hand-written scenario) and replays the others; ``all``
-  records every transcript again.  A run that fails is never written.
+  records every transcript again.  A run that fails is never written, unless
+  the test allows failures (``allow_failures=True``).
 * ``--headed``, ``--xmltools-executable``, ``--xmltools-remote``: the browser
   of this machine, whatever the transcript was recorded with.
 """

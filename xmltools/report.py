@@ -49,6 +49,7 @@ from .transcript import (
     ReplayStep,
     ToolResultRecord,
     Transcript,
+    _fill,
     load_transcript,
 )
 
@@ -187,7 +188,7 @@ class _Fill:
     base_url: str | None
 
     def __call__(self, text: str) -> str:
-        return text.replace("{base_url}", self.base_url) if self.base_url else text
+        return _fill(text, self.base_url)
 
 
 def _seconds(value: float | None) -> str | None:

@@ -1124,11 +1124,12 @@ async def _compare_shots(
                 if x + w > left and y + h > top:
                     mask.append(Region(x=left, y=top, width=x + w - left, height=y + h - top))
         scale = obs.screenshot.width / obs.viewport.width if obs.viewport.width else 1.0
+        assert how.screenshot_threshold is not None  # the configuration always gives one
         comparison = await asyncio.to_thread(
             compare_images,
             want.data,
             obs.screenshot.data,
-            threshold=how.screenshot_threshold if how.screenshot_threshold is not None else 0.2,
+            threshold=how.screenshot_threshold,
             max_diff_pixels=how.max_diff_pixels,
             max_diff_pixel_ratio=how.max_diff_pixel_ratio,
             mask=mask,
