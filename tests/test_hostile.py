@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, field_validator
 
 from xmltools.config import Config
-from xmltools.interpreter import AsyncInterpreter, Interpreter, Turn
+from xmltools.interpreter import AsyncInterpreter, Interpreter
+from xmltools.turn import Turn
 from xmltools.loop import arun_loop
 from xmltools.protocol import State
 from xmltools.quoting import quoted, shorten

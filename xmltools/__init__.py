@@ -17,7 +17,7 @@ from .errors import (
     UsageError,
     XmltoolsError,
 )
-from .interpreter import AsyncInterpreter, Interpreter, Turn
+from .interpreter import AsyncInterpreter, Interpreter
 from .loop import AnthropicModel, LoopResult, OpenAIModel, arun_loop, run_loop
 from .parser import (
     BROWSER_ACTION,
@@ -39,6 +39,7 @@ from .protocol import Policy, State
 from .render import Renderer
 from .results import ConsoleEntry, Failure, Observation, Point, Screenshot, Viewport
 from .tools import Tool, ToolRegistry
+from .turn import Turn
 
 __version__ = "0.1.0"
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from .config import Config
 from .errors import ConfigError
-from .interpreter import AsyncInterpreter, Turn
+from .interpreter import AsyncInterpreter
 from .loop import LoopEvent, LoopResult, OpenAIModel, arun_loop
 from .parser import TextBlock, ToolUse, parse
 from .render import Renderer
@@ -44,6 +44,7 @@ from .transcript import (
     registry_for,
     replay,
 )
+from .turn import Turn
 
 __all__ = [
     "Run",

@@ -33,9 +33,10 @@ from ._loop import run_sync
 from .approval import Allow, Deny, PendingApproval
 from .config import Config
 from .errors import ModelError, UsageError
-from .interpreter import AsyncInterpreter, Interpreter, Turn, _registry
+from .interpreter import AsyncInterpreter, Interpreter, default_registry
 from .render import apply_image_budget
 from .tools import COMPLETION_TOOL, Tool, ToolRegistry
+from .turn import Turn
 
 __all__ = [
     "AnthropicModel",
@@ -554,7 +555,7 @@ def loop_registry(
     config: Config | None = None, completion_tool: Tool | None = COMPLETION_TOOL
 ) -> ToolRegistry:
     """The registry of the interpreter a loop makes: the config's browser actions and the completion tool."""
-    registry = _registry(config if config is not None else Config.load())
+    registry = default_registry(config if config is not None else Config.load())
     if completion_tool is not None:
         registry.register(completion_tool)
     return registry

@@ -14,7 +14,6 @@ import hashlib
 import html
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -26,8 +25,9 @@ from .errors import ConfigError
 from .profiles import DEFAULT_SESSION, ROO, Profile
 from .protocol import Policy, Violation
 from .quoting import shorten
-from .results import Failure, Observation, Screenshot, Viewport
+from .results import Failure, Observation, Viewport
 from .tools import BROWSER_TOOL, DEFAULT_VIEWPORT, CallError, ToolRegistry
+from .turn import Rendered
 
 __all__ = [
     "PROMPTS_DIR",
@@ -157,15 +157,6 @@ def sentence(value: object) -> str:
     if not any(c.isdigit() for c in first):
         s = s[0].upper() + s[1:]
     return s if s[-1] in ".!?" else s + "."
-
-
-@dataclass(frozen=True)
-class Rendered:
-    """A piece of a user turn: text, and at most one image to show after it."""
-
-    kind: Literal["result", "error", "note"]
-    text: str
-    image: Screenshot | None = None
 
 
 class Renderer:

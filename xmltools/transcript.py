@@ -32,12 +32,13 @@ from . import secrets as secrets_mod
 from .compare import Comparison, Region, compare_images, comparison_library
 from .config import Config
 from .errors import ConfigError, TranscriptError, UsageError
-from .interpreter import AsyncInterpreter, CallOutcome, Turn
+from .interpreter import AsyncInterpreter
 from .parser import ToolUse
 from .profiles import DEFAULT_SESSION, PROFILES
 from .protocol import State
 from .results import ConsoleEntry, Failure, Observation, Point, Screenshot, Viewport
 from .tools import STANDARD_TOOLS, Resize, ToolRegistry
+from .turn import CallOutcome, Turn
 
 __all__ = [
     "AssistantRecord",
@@ -1116,7 +1117,7 @@ async def _compare_shots(
         if want is None:
             continue
         mask = list(how.mask)
-        browser = interp._browsers.get(o.session or DEFAULT_SESSION)
+        browser = interp.browser_of(o.session or DEFAULT_SESSION)
         if how.mask_selectors and isinstance(browser, BrowserSession) and browser.is_open:
             boxes = await browser.boxes(how.mask_selectors)
             for x, y, w, h in boxes:  # the part of each box inside the page: one above it is cut

@@ -1,0 +1,82 @@
+"""Secrets at the interpreter's edge: filled into a browser call, hidden in all the model reads back.
+
+The host gives ``secrets={"NAME": value}``.  A browser call's ``{secret:NAME}``
+is filled in just before validation, so the browser types the value; every
+result, error and note that goes back to the model has the value (and its
+encoded forms, see :class:`xmltools.secrets.Hider`) replaced by the
+placeholder again.  Screenshots are not touched.
+
+Pure: no browser, no templates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from .. import secrets as secret_values
+from ..parser import ToolUse
+from ..results import Failure, Observation
+from ..tools import CallError, ToolRegistry
+from ..turn import Rendered
+
+__all__ = ["SecretGuard"]
+
+
+class SecretGuard:
+    """Fills ``{secret:NAME}`` for the browser and hides the values from the model."""
+
+    def __init__(self, secrets: Mapping[str, str] | None) -> None:
+        self.values: dict[str, str] = dict(secrets or {})
+        secret_values.check_secret_names(self.values)
+        self.hide = secret_values.Hider(self.values)
+
+    def fill(self, call: ToolUse, registry: ToolRegistry) -> ToolUse | CallError:
+        """The browser call with its placeholders filled in, or an error naming an unknown secret."""
+        if not registry.is_browser(call.name) or not any("{secret:" in v for v in call.params.values()):
+            return call
+        for param, value in call.params.items():
+            unknown = [n for n in secret_values.names_in(value) if n not in self.values]
+            if unknown:
+                known = ", ".join(sorted(self.values)) or "none"
+                return CallError(
+                    "invalid_param",
+                    f"there is no secret named {unknown[0]} (the secrets you may use: {known})",
+                    call.name,
+                    param,
+                )
+        params = {k: secret_values.fill(v, self.values) for k, v in call.params.items()}
+        return replace(call, params=params)
+
+    def result(self, result: Observation | Failure | None) -> Observation | Failure | None:
+        """The result with every secret's value replaced by its placeholder (all but the screenshot)."""
+        if not self.hide or result is None:
+            return result
+        h = self.hide
+        if isinstance(result, Failure):
+            return result.model_copy(
+                update={
+                    "message": h(result.message),
+                    "observation": self.result(result.observation),
+                    "last_url": h(result.last_url) if result.last_url else result.last_url,
+                }
+            )
+        return result.model_copy(
+            update={
+                "url": h(result.url),
+                "title": h(result.title),
+                "console": tuple(c.model_copy(update={"text": h(c.text)}) for c in result.console),
+                "notes": tuple(h(n) for n in result.notes),
+                "target": h(result.target) if result.target else result.target,
+                "snapshot": h(result.snapshot) if result.snapshot else result.snapshot,
+                "extract": h(result.extract) if result.extract else result.extract,
+                "tabs": tuple(h(t) for t in result.tabs),
+            }
+        )
+
+    def rendered(self, r: Rendered) -> Rendered:
+        return replace(r, text=self.hide(r.text)) if self.hide else r
+
+    def error(self, e: CallError) -> CallError:
+        """A validation error about a filled-in call, with the secret values it quotes hidden."""
+        return replace(e, message=self.hide(e.message), example=self.hide(e.example)) if self.hide else e

@@ -1,0 +1,143 @@
+"""The synchronous twin of :class:`~xmltools.interpreter.core.AsyncInterpreter`.
+
+It runs the same core on a loop thread of its own, so it also works where an
+event loop is already running; no logic is repeated here, every call delegates.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .._loop import LoopThread
+from ..approval import Callback, PendingApproval
+from ..config import Config
+from ..parser import ToolUse
+from ..protocol import Session, State
+from ..render import Renderer
+from ..tools import ToolRegistry
+from ..turn import StreamUpdate, Turn
+from .core import AsyncInterpreter, BrowserLike
+from .stream import TurnStream
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..browser.pool import BrowserPool
+    from ..transcript import TranscriptWriter
+
+__all__ = ["Interpreter", "SyncTurnStream"]
+
+T = TypeVar("T")
+
+
+class Interpreter:
+    """The synchronous interpreter: the same behaviour as :class:`AsyncInterpreter`.
+
+    ``with Interpreter(config) as it: turn = it.handle(text)``.  The browser is
+    closed when the block exits, also on an exception.
+    """
+
+    def __init__(
+        self,
+        config: Config | None = None,
+        *,
+        registry: ToolRegistry | None = None,
+        renderer: Renderer | None = None,
+        browser: BrowserLike | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        pool: BrowserPool | None = None,
+        approver: Callback | None = None,
+        browser_factory: Callable[[str], BrowserLike] | None = None,
+        secrets: Mapping[str, str] | None = None,
+    ) -> None:
+        self._loop = LoopThread("xmltools-interpreter")
+        self.core = AsyncInterpreter(
+            config,
+            registry=registry,
+            renderer=renderer,
+            browser=browser,
+            clock=clock,
+            pool=pool,
+            approver=approver,
+            browser_factory=browser_factory,
+            secrets=secrets,
+        )
+
+    def _call(self, coro: Coroutine[Any, Any, T]) -> T:
+        return self._loop.call(coro)
+
+    def __enter__(self) -> Interpreter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def config(self) -> Config:
+        return self.core.config
+
+    @property
+    def registry(self) -> ToolRegistry:
+        return self.core.registry
+
+    def record(
+        self, path: str | Path, *, append: bool = False, base_url: str | None = None
+    ) -> TranscriptWriter:
+        """Record every turn from now on (see :meth:`AsyncInterpreter.record`)."""
+        return self.core.record(path, append=append, base_url=base_url)
+
+    @property
+    def state(self) -> State:
+        return self.core.state
+
+    @property
+    def open_sessions(self) -> tuple[str, ...]:
+        return self.core.open_sessions
+
+    @property
+    def session(self) -> Session:
+        return self.core.session
+
+    def system_prompt(self) -> str:
+        return self.core.system_prompt()
+
+    def trim_history(self, messages: list[dict[str, Any]]) -> int:
+        return self.core.trim_history(messages)
+
+    def handle(self, text: str) -> Turn:
+        return self._call(self.core.handle(text))
+
+    def stream(self) -> SyncTurnStream:
+        return SyncTurnStream(self, self.core.stream())
+
+    def approve(self, pending: PendingApproval | ToolUse) -> Turn:
+        """Run the call held for approval (see :meth:`AsyncInterpreter.approve`)."""
+        return self._call(self.core.approve(pending))
+
+    def deny(self, pending: PendingApproval | ToolUse, reason: str = "the user did not approve it") -> Turn:
+        """Refuse the call held for approval (see :meth:`AsyncInterpreter.deny`)."""
+        return self._call(self.core.deny(pending, reason))
+
+    def close(self) -> None:
+        try:
+            self._call(self.core.aclose())
+        finally:
+            self._loop.stop()
+
+
+class SyncTurnStream:
+    def __init__(self, owner: Interpreter, inner: TurnStream) -> None:
+        self._owner = owner
+        self._inner = inner
+
+    @property
+    def call_complete(self) -> bool:
+        return self._inner.call_complete
+
+    def feed(self, chunk: str) -> StreamUpdate:
+        return self._inner.feed(chunk)
+
+    def finish(self, *, stopped: bool = False) -> Turn:
+        return self._owner._call(self._inner.finish(stopped=stopped))
