@@ -24,6 +24,7 @@ from xmltools.interpreter import AsyncInterpreter
 from xmltools.parser import ToolUse
 from xmltools.profiles import FULL, ROO, get_profile
 from xmltools.render import Renderer
+from xmltools.replay import replay
 from xmltools.results import Failure, Observation, Point, Viewport
 from xmltools.tools import (
     ActionContext,
@@ -43,7 +44,7 @@ from xmltools.tools import (
     ValidCall,
     selector_kind,
 )
-from xmltools.transcript import Header, TranscriptWriter, load_transcript, replay
+from xmltools.transcript import Header, TranscriptWriter, load_transcript
 
 FULL_REG = ToolRegistry(profile="full")
 ROO_REG = ToolRegistry()

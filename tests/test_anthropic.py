@@ -18,7 +18,8 @@ from xmltools import ModelError, UsageError
 from xmltools.cli import main
 from xmltools.config import Config
 from xmltools.interpreter import AsyncInterpreter
-from xmltools.loop import AnthropicModel, anthropic_messages, arun_loop, loop_registry, run_loop
+from xmltools.loop import arun_loop, loop_registry, run_loop
+from xmltools.models import AnthropicModel, anthropic_messages
 
 
 def ba(action: str, **params: str) -> str:

@@ -32,7 +32,7 @@ from xmltools.cli import EXIT_ENVIRONMENT, EXIT_FAILED, EXIT_USAGE, exit_code, m
 from xmltools.config import Config
 from xmltools.errors import TranscriptError
 from xmltools.interpreter import AsyncInterpreter
-from xmltools.loop import Usage
+from xmltools.models import Usage
 from xmltools.transcript import Header, TranscriptWriter, load_transcript
 
 NO_BROWSER = "/nonexistent/chromium"

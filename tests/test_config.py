@@ -185,7 +185,8 @@ def test_the_run_command_loads_the_same_way(tmp_path: Path, monkeypatch: pytest.
 def test_a_replay_keeps_the_recorded_settings_over_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from xmltools.transcript import load_transcript, replay
+    from xmltools.replay import replay
+    from xmltools.transcript import load_transcript
 
     monkeypatch.setenv("XMLTOOLS_PROFILE", "full")  # the header says aleph: the header wins
     monkeypatch.setenv("XMLTOOLS_MAX_NOTES", "7")  # the header does not say: the environment fills it in

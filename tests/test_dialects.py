@@ -18,8 +18,8 @@ from xmltools.actions import InTab
 from xmltools.experiment import load_corpus, score_corpus
 from xmltools.parser import ToolUse
 from xmltools.profiles import PROFILES
+from xmltools.replay import replay
 from xmltools.tools import CallError, ToolRegistry, ValidCall
-from xmltools.transcript import replay
 
 TRANSCRIPTS = Path(__file__).parent.parent / "fixtures" / "transcripts"
 

@@ -20,12 +20,12 @@ from pydantic import BaseModel, field_validator
 
 from xmltools.config import Config
 from xmltools.interpreter import AsyncInterpreter, Interpreter
-from xmltools.turn import Turn
 from xmltools.loop import arun_loop
 from xmltools.protocol import State
 from xmltools.quoting import quoted, shorten
 from xmltools.results import Point, Viewport
 from xmltools.tools import Tool, ToolRegistry, parse_coordinate, parse_size
+from xmltools.turn import Turn
 
 VP = Viewport(width=900, height=600)
 NINES = "9" * 400

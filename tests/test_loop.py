@@ -18,14 +18,9 @@ from pydantic import BaseModel
 from xmltools import ModelError, UsageError
 from xmltools.config import Config
 from xmltools.interpreter import AsyncInterpreter, Interpreter
-from xmltools.loop import (
-    OpenAIModel,
-    apply_image_budget,
-    arun_loop,
-    loop_system_prompt,
-    run_loop,
-    turn_line,
-)
+from xmltools.loop import arun_loop, loop_system_prompt, run_loop, turn_line
+from xmltools.models import OpenAIModel
+from xmltools.render import apply_image_budget
 from xmltools.tools import Tool, ToolRegistry
 
 

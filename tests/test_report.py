@@ -24,19 +24,11 @@ from xmltools.actions import Click, Hover
 from xmltools.compare import compare_images
 from xmltools.config import Config
 from xmltools.interpreter import AsyncInterpreter
+from xmltools.replay import Drift, ReplayResult, ReplayStep, ShotCheck, replay
 from xmltools.report import assets_folder, build_report, write_report
 from xmltools.results import Failure, Observation, Point, Screenshot
 from xmltools.serve import serve_directory
-from xmltools.transcript import (
-    Drift,
-    ReplayResult,
-    ReplaySettings,
-    ReplayStep,
-    ShotCheck,
-    TranscriptWriter,
-    load_transcript,
-    replay,
-)
+from xmltools.transcript import ReplaySettings, TranscriptWriter, load_transcript
 
 BASE = "http://127.0.0.1:8123"
 SYSTEM = "You drive a browser. Never write <script>alert(1)</script> anywhere."
@@ -178,7 +170,7 @@ def test_times_outcome_stop_reason_prompt_task_and_the_cut_message(run: Path) ->
 
 
 async def test_a_replay_that_failed_says_so_and_points_at_the_step(tmp_path: Path) -> None:
-    from xmltools.transcript import replay
+    from xmltools.replay import replay
 
     scenario = tmp_path / "scenario.jsonl"
     lines = [json.dumps({"xmltools_transcript": 1, "title": "checkout"})]

@@ -18,7 +18,8 @@ from .errors import (
     XmltoolsError,
 )
 from .interpreter import AsyncInterpreter, Interpreter
-from .loop import AnthropicModel, LoopResult, OpenAIModel, arun_loop, run_loop
+from .loop import LoopResult, arun_loop, run_loop
+from .models import AnthropicModel, OpenAIModel
 from .parser import (
     BROWSER_ACTION,
     Block,

@@ -98,9 +98,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     from .compare import Region
     from .loop import turn_line
+    from .replay import ReplayStep, replay, replay_config
     from .report import write_report
     from .serve import serve_directory
-    from .transcript import ReplaySettings, ReplayStep, load_transcript, replay, replay_config
+    from .transcript import ReplaySettings, load_transcript
 
     transcript = load_transcript(args.file)
     total = len(transcript.assistant_messages)
@@ -255,7 +256,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     import openai
 
     from .experiment import Variant, format_trials, run_trials
-    from .loop import OpenAIModel
+    from .models import OpenAIModel
 
     key = (
         os.environ.get(args.api_key_env, "") if args.api_key_env else os.environ.get("OPENAI_API_KEY", "none")
@@ -414,7 +415,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .interpreter import AsyncInterpreter
-    from .loop import AnthropicModel, LoopEvent, OpenAIModel, loop_registry, run_loop, turn_line
+    from .loop import LoopEvent, loop_registry, run_loop, turn_line
+    from .models import AnthropicModel, OpenAIModel
     from .report import write_report
     from .tools import COMPLETION_TOOL
 

@@ -14,9 +14,10 @@ from importlib import resources
 from pathlib import Path
 
 from .loop import turn_line
+from .replay import ReplayResult, ReplayStep, replay
 from .report import write_report
 from .serve import serve_directory
-from .transcript import ReplayResult, ReplayStep, load_transcript, replay
+from .transcript import load_transcript
 
 __all__ = ["FIXTURES", "run_demo"]
 

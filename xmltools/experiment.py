@@ -29,9 +29,11 @@ from typing import Any
 from .config import Config
 from .errors import ConfigError
 from .interpreter import AsyncInterpreter
-from .loop import LoopEvent, LoopResult, OpenAIModel, arun_loop
+from .loop import LoopEvent, LoopResult, arun_loop
+from .models import OpenAIModel
 from .parser import TextBlock, ToolUse, parse
 from .render import Renderer
+from .replay import replay
 from .results import Failure, Observation, Point, Viewport
 from .tools import STANDARD_TOOLS, Click, Hover, Launch, Resize, ToolRegistry
 from .transcript import (
@@ -42,7 +44,6 @@ from .transcript import (
     TranscriptWriter,
     load_transcript,
     registry_for,
-    replay,
 )
 from .turn import Turn
 

@@ -50,9 +50,10 @@ from .browser.locate import browser_options, has_display, no_display
 from .compare import Region
 from .config import Config
 from .interpreter import Interpreter
+from .replay import ReplayResult, replay
 from .report import write_report
 from .serve import serve_directory
-from .transcript import ReplayResult, ReplaySettings, load_transcript, replay
+from .transcript import ReplaySettings, load_transcript
 
 __all__ = ["ReplayFailed", "Replayer"]
 

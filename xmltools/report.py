@@ -40,16 +40,14 @@ from .browser.images import image_size
 from .errors import TranscriptError, UsageError
 from .profiles import PROFILES
 from .render import render_html
+from .replay import Drift, ReplayResult, ReplayStep
 from .results import Point, Screenshot, Viewport
 from .transcript import (
-    Drift,
     EndRecord,
     ObservationRecord,
-    ReplayResult,
-    ReplayStep,
     ToolResultRecord,
     Transcript,
-    _fill,
+    fill_base_url,
     load_transcript,
 )
 
@@ -188,7 +186,7 @@ class _Fill:
     base_url: str | None
 
     def __call__(self, text: str) -> str:
-        return _fill(text, self.base_url)
+        return fill_base_url(text, self.base_url)
 
 
 def _seconds(value: float | None) -> str | None:

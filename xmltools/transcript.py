@@ -1,4 +1,4 @@
-"""Transcripts: record a run to JSONL, load it, and replay it live or offline.
+"""Transcripts: the file format, its writer and its loader.
 
 A transcript is a header line, then one record per conversation message:
 
@@ -11,17 +11,19 @@ A transcript is a header line, then one record per conversation message:
 A file of only a header and assistant records is valid: that is how a scenario
 is written by hand.  Recording appends and flushes each record as it happens.
 URLs may use a ``{base_url}`` placeholder, filled in at replay time.
+
+Replaying lives above this module, in :mod:`xmltools.replay`; this one imports
+:mod:`xmltools.turn` (what a turn produced) and never the interpreter.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
 import shutil
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -29,35 +31,29 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import secrets as secrets_mod
-from .compare import Comparison, Region, compare_images, comparison_library
+from .compare import Region
 from .config import Config
 from .errors import ConfigError, TranscriptError, UsageError
-from .interpreter import AsyncInterpreter
 from .parser import ToolUse
-from .profiles import DEFAULT_SESSION, PROFILES
+from .profiles import PROFILES
 from .protocol import State
 from .results import ConsoleEntry, Failure, Observation, Point, Screenshot, Viewport
-from .tools import STANDARD_TOOLS, Resize, ToolRegistry
+from .tools import STANDARD_TOOLS, ToolRegistry
 from .turn import CallOutcome, Turn
 
 __all__ = [
+    "MACHINE_SETTINGS",
     "AssistantRecord",
-    "Drift",
     "EndRecord",
     "Header",
     "MessageRecord",
-    "RecordedBrowser",
-    "ReplayResult",
     "ReplaySettings",
-    "ReplayStep",
-    "ShotCheck",
     "ToolResultRecord",
     "Transcript",
     "TranscriptWriter",
     "load_transcript",
     "read_lines",
     "registry_for",
-    "replay",
 ]
 
 FORMAT_VERSION = 1
@@ -65,6 +61,8 @@ OFFLINE_BASE_URL = "http://localhost"
 FAILURE_KINDS = frozenset(get_args(Failure.model_fields["kind"].annotation))
 REDACTED = secrets_mod.REDACTED
 _SURROGATE = re.compile(r"[\ud800-\udfff]")  # what UTF-8 cannot encode
+# settings of this machine, never of the recording: where the browser is and how it is shown
+MACHINE_SETTINGS = ("executable", "headless", "remote", "downloads_dir", "profile_dir", "launch_timeout")
 _PLACEHOLDER = re.compile(r"\{(base_url|secret:[A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -412,11 +410,11 @@ def registry_for(transcript: Transcript) -> ToolRegistry:
     return ToolRegistry([STANDARD_TOOLS[n] for n in transcript.header.tools], profile=PROFILES[profile])
 
 
-def _fill(text: str, base_url: str | None) -> str:
+def fill_base_url(text: str, base_url: str | None) -> str:
     return text.replace("{base_url}", base_url) if base_url else text
 
 
-def _unfill(text: str, base_url: str | None) -> str:
+def unfill_base_url(text: str, base_url: str | None) -> str:
     return text.replace(base_url, "{base_url}") if base_url else text
 
 
@@ -494,7 +492,7 @@ class TranscriptWriter:
 
     def _clean(self, value: Any) -> Any:
         if isinstance(value, str):
-            return _unfill(self._hide(value), self.base_url)
+            return unfill_base_url(self._hide(value), self.base_url)
         if isinstance(value, dict):
             return {k: self._clean(v) for k, v in value.items()}
         if isinstance(value, list):
@@ -599,553 +597,3 @@ class TranscriptWriter:
             state=turn.state,
             mistakes=turn.mistakes,
         )
-
-
-# -- replay ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Drift:
-    step: int  # 1-based index of the assistant message
-    field: str  # url, title, console, status, screenshot, action, ...
-    expected: Any
-    actual: Any
-    detail: str | None = None  # one line that says it better than the two values (a screenshot's drift)
-
-    def __str__(self) -> str:
-        if self.detail is not None:
-            return f"step {self.step}: {self.field}: {self.detail}"
-        return f"step {self.step}: {self.field} expected {self.expected!r}, got {self.actual!r}"
-
-
-@dataclass(frozen=True)
-class ShotCheck:
-    """One screenshot of a step compared with its recording."""
-
-    position: int  # the outcome's index among the step's outcomes
-    recorded: Screenshot
-    live: Screenshot
-    comparison: Comparison
-
-
-@dataclass
-class ReplayStep:
-    index: int  # 1-based index of the assistant message
-    assistant: str
-    turn: Turn
-    recorded: list[ToolResultRecord]
-    drifts: list[Drift] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)  # failed or refused calls the recording did not have
-    shots: list[ShotCheck] = field(default_factory=list)
-
-    @property
-    def duration(self) -> float:
-        return self.turn.duration
-
-
-ReplayOutcome = Literal["passed", "drifted", "failed"]
-
-
-@dataclass
-class ReplayResult:
-    steps: list[ReplayStep]
-    mode: Literal["live", "offline"]
-    transcript: Transcript | None = None  # what was replayed
-    base_url: str | None = None  # what {base_url} stood for
-    allow_failures: bool = False  # failed steps were not counted
-    differences: list[str] = field(default_factory=list)  # the recording's settings that differ from here
-
-    @property
-    def drifts(self) -> list[Drift]:
-        return [d for s in self.steps for d in s.drifts]
-
-    @property
-    def failures(self) -> list[str]:
-        """Each failed or refused call the recording did not have, as ``step N: ...``."""
-        return [f"step {s.index}: {f}" for s in self.steps for f in s.failures]
-
-    @property
-    def outcome(self) -> ReplayOutcome:
-        if self.failures and not self.allow_failures:
-            return "failed"
-        return "drifted" if self.drifts else "passed"
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome == "passed"
-
-    def summary(self) -> str:
-        n = len(self.steps)
-        failures = [] if self.allow_failures else self.failures
-        if not self.drifts and not failures:
-            return f"{n} steps replayed ({self.mode}): no drift"
-        parts = []
-        if failures:
-            parts.append(f"{len(failures)} failed step{'s' if len(failures) != 1 else ''}")
-        if self.drifts:
-            parts.append(f"{len(self.drifts)} drift{'s' if len(self.drifts) != 1 else ''}")
-        lines = [f"{' and '.join(parts)} in {n} steps ({self.mode}):"]
-        lines += [f"  {f}" for f in failures]
-        lines += [f"  {d}" for d in self.drifts]
-        if self.differences:  # they may explain what went wrong
-            lines.append("the recording's settings that differ from this machine's:")
-            lines += [f"  {d}" for d in self.differences]
-        return "\n".join(lines)
-
-
-class RecordedBrowser:
-    """A stand-in browser that answers each action with what was recorded for it (offline replay).
-
-    Before each assistant message, :meth:`begin_step` hands it that step's
-    recorded results.  An action with no recording (say, a click that a new
-    viewport now allows) is answered with the page as last recorded, and a note.
-    """
-
-    def __init__(
-        self, transcript: Transcript, base_url: str | None = None, viewport: Viewport | None = None
-    ) -> None:
-        self.transcript = transcript
-        self.base_url = base_url
-        self.viewport = viewport or Viewport(width=900, height=600)
-        self._step: list[ToolResultRecord] = []
-        self._last: Observation | None = None
-        self._open = False
-        self.unrecorded = 0  # actions answered without a recording
-
-    @property
-    def is_open(self) -> bool:
-        return self._open
-
-    def begin_step(self, recorded: Sequence[ToolResultRecord]) -> None:
-        tools = registry_for(self.transcript).profile.tool_names
-        self._step = [r for r in recorded if r.call.name in tools and r.status in ("ok", "failed")]
-
-    async def run(self, action: object) -> Observation | Failure | None:
-        name = getattr(action, "action", "")
-        # one call runs per message, so the step's one recorded browser result is this action's
-        # (recorded under the dialect's name for it, which may differ from the canonical one)
-        rec = self._step.pop(0) if self._step else None
-        if name == "close" or (rec is not None and rec.status == "ok" and rec.observation is None):
-            self._open = False  # a close, or a dialect's close of the last tab
-            return None
-        if isinstance(action, Resize):
-            self.viewport = action.size
-        if rec is None:
-            self.unrecorded += 1
-            self._open = True
-            if self._last is None:
-                return Failure(kind="internal", message=f"the recording has no page for this {name} action.")
-            note = (
-                "replayed offline: nothing was recorded for this action, so this is the page as last recorded"
-            )
-            return self._last.model_copy(update={"notes": (note,)})
-        obs = self._observation(rec.observation) if rec.observation is not None else None
-        if obs is not None:
-            obs = obs.model_copy(update={"url": _fill(obs.url, self.base_url)})
-            self._last = obs
-        if rec.status == "failed":
-            err = rec.error or ErrorRecord(kind="internal", message="failed")
-            self._open = not err.browser_closed
-            kind = err.kind if err.kind in FAILURE_KINDS else "internal"
-            return Failure(kind=kind, message=err.message, observation=obs, browser_closed=err.browser_closed)
-        self._open = True
-        return obs
-
-    def _observation(self, rec: ObservationRecord) -> Observation:
-        """The recorded observation; without its screenshot, and a note, when that file is gone.
-
-        An offline replay compares outcomes, not pictures: a transcript moved
-        away from its screenshots still replays.
-        """
-        try:
-            return self.transcript.observation(rec)
-        except TranscriptError as e:
-            obs = self.transcript.observation(rec.model_copy(update={"screenshot": None}))
-            note = f"replayed offline: {str(e).split(': ', 1)[-1]}"
-            return obs.model_copy(update={"notes": (*obs.notes, note)})
-
-    async def close(self) -> Failure | None:
-        self._open = False
-        return None
-
-    async def shutdown(self) -> None:
-        self._open = False
-
-    def session(self, name: str) -> RecordedSession:
-        """A named session's view of the recording: its own open state, the shared recorded steps."""
-        return RecordedSession(self)
-
-
-class RecordedSession:
-    """One named session in an offline replay: answers from the shared recording, opens and closes alone."""
-
-    def __init__(self, recording: RecordedBrowser) -> None:
-        self._recording = recording
-        self._open = False
-        self.viewport = recording.viewport
-
-    @property
-    def is_open(self) -> bool:
-        return self._open
-
-    async def run(self, action: object) -> Observation | Failure | None:
-        result = await self._recording.run(action)
-        self._open = self._recording.is_open
-        self.viewport = self._recording.viewport
-        return result
-
-    async def close(self) -> Failure | None:
-        self._open = False
-        return None
-
-    async def shutdown(self) -> None:
-        self._open = False
-
-
-# statuses that say a call did not do what it was meant to: a replay fails on each one it did not record
-FAILING = frozenset({"failed", "invalid", "refused", "denied", "pending", "not_run"})
-# settings of this machine, never of the recording: where the browser is and how it is shown
-MACHINE_SETTINGS = ("executable", "headless", "remote", "downloads_dir", "profile_dir", "launch_timeout")
-# behaviour settings that name folders: taken from the header only when the folder is here too
-PATH_SETTINGS = ("templates", "workspace", "allowed_file_roots")
-# how screenshots are compared: the local configuration's, then the transcript's replay settings
-DEFAULT_DIFF_PIXEL_RATIO = 0.0001  # when no limit is set anywhere: 54 pixels at 900x600, a caret's blink
-COMPARISON_SETTINGS = ("screenshot_threshold", "max_diff_pixel_ratio", "max_diff_pixels")
-
-
-def replay_config(
-    transcript: Transcript, local: Config | None = None, overrides: Mapping[str, Any] | None = None
-) -> tuple[Config, list[str]]:
-    """The configuration a transcript replays under, and how the recording's settings differ from here.
-
-    The behaviour settings (viewport, policy, profile, observe, templates, ...)
-    come from the transcript's header, so that the replay reproduces the run.
-    The machine settings (:data:`MACHINE_SETTINGS`) and the comparison settings
-    come from ``local`` (by default ``Config.load()``: the environment, the
-    TOML files), and ``overrides`` (the command line) win over both.  A setting
-    of the header that this version rejects is left out, and said.
-    """
-    local = local if local is not None else Config.load()
-    overrides = dict(overrides or {})
-    skip = {*MACHINE_SETTINGS, *COMPARISON_SETTINGS, *overrides}
-    recorded = {
-        k: v for k, v in transcript.header.config.items() if k in Config.model_fields and k not in skip
-    }
-    base = local.model_dump()
-    differences: list[str] = []
-    for k in PATH_SETTINGS:  # a folder of the recording's machine that this one does not have
-        paths = recorded.get(k) or ()
-        absent = [p for p in ([paths] if isinstance(paths, str) else paths) if not Path(p).exists()]
-        if absent:
-            del recorded[k]
-            differences.append(
-                f"{k}: the recording's {absent[0]} is not on this machine; this machine's is used"
-            )
-    try:
-        config = Config.model_validate({**base, **recorded, **overrides})
-    except ValidationError:
-        kept: dict[str, Any] = {}
-        for k, v in recorded.items():
-            try:
-                Config.model_validate({**base, **kept, k: v})
-            except ValidationError:
-                differences.append(f"{k}: the recording's {v!r} is not valid here; this machine's is used")
-                continue
-            kept[k] = v
-        try:
-            config = Config.model_validate({**base, **kept, **overrides})
-        except ValidationError as e:
-            raise ConfigError(f"the replay's settings are not valid: {e.errors()[0].get('msg')}") from e
-    for k in recorded:
-        mine, theirs = getattr(local, k), getattr(config, k)
-        if mine != theirs:
-            differences.append(f"{k}: {_shown(theirs)} from the recording (this machine: {_shown(mine)})")
-    return config, differences
-
-
-def _shown(value: Any) -> str:
-    if isinstance(value, Viewport):
-        return f"{value.width}x{value.height}"
-    if isinstance(value, BaseModel):
-        return json.dumps(value.model_dump(mode="json"))
-    if hasattr(value, "value"):  # an enum
-        return str(value.value)
-    return str(value)
-
-
-def _console(
-    entries: Iterable[ConsoleEntry], ignore: Sequence[re.Pattern[str]], base_url: str | None
-) -> list[tuple[str, str]]:
-    out = []
-    for c in entries:
-        text = _fill(c.text, base_url)
-        if not any(p.search(text) for p in ignore):
-            out.append((c.type, text))
-    return out
-
-
-def _compare(
-    index: int,
-    turn: Turn,
-    recorded: Sequence[ToolResultRecord],
-    base_url: str | None,
-    *,
-    live: bool,
-    ignore_console: Sequence[re.Pattern[str]] = (),
-) -> list[Drift]:
-    drifts: list[Drift] = []
-    if not recorded:
-        return drifts  # a hand-written step: nothing to compare with
-    got = [(o.call.name, o.action, o.status) for o in turn.outcomes]
-    want = [(r.call.name, r.action, r.status) for r in recorded]
-    if got != want:
-        drifts.append(Drift(index, "outcomes", want, got))
-        return drifts
-    for o, r in zip(turn.outcomes, recorded, strict=True):
-        obs = o.observation or (o.failure.observation if o.failure else None)
-        if r.observation is None or obs is None:
-            if (r.observation is None) != (obs is None) and live:
-                drifts.append(Drift(index, "observation", r.observation is not None, obs is not None))
-            continue
-        ro = r.observation
-        if _fill(ro.url, base_url) != obs.url:
-            drifts.append(Drift(index, "url", _fill(ro.url, base_url), obs.url))
-        if ro.title != obs.title:
-            drifts.append(Drift(index, "title", ro.title, obs.title))
-        want_console = _console(ro.console, ignore_console, base_url)
-        got_console = _console(obs.console, ignore_console, None)
-        if want_console != got_console:
-            drifts.append(Drift(index, "console", want_console, got_console))
-        if (r.error is None) != (o.failure is None and o.error is None):
-            drifts.append(Drift(index, "error", r.error is not None, o.failure is not None))
-    return drifts
-
-
-def _failures(turn: Turn, recorded: Sequence[ToolResultRecord]) -> list[str]:
-    """The calls that failed or were refused where the recording has no such outcome."""
-    out = []
-    for k, o in enumerate(turn.outcomes):
-        if o.status not in FAILING or (k < len(recorded) and recorded[k].status == o.status):
-            continue
-        label = f"{o.tool} {o.action}" if o.action else o.tool
-        why = o.failure.message if o.failure else o.error.message if o.error else o.violation or o.text
-        first = (why or "").strip().splitlines()[0] if (why or "").strip() else ""
-        out.append(f"{label}: {o.status.replace('_', ' ')}" + (f" ({first[:200]})" if first else ""))
-    return out
-
-
-def _answers(recorded: list[ToolResultRecord]) -> tuple[list[ToolResultRecord], ToolResultRecord | None]:
-    """A step's records without a held call that the recording answered, and that answer."""
-    for k, r in enumerate(recorded):
-        if r.status == "pending":
-            later = [x for x in recorded[k + 1 :] if x.call.index == r.call.index]
-            if later:
-                answer = later[0]
-                rest = [x for x in recorded if x is not answer]
-                rest[k] = answer
-                return rest, answer
-    return recorded, None
-
-
-async def replay(
-    transcript: Transcript | str | Path,
-    *,
-    offline: bool = False,
-    base_url: str | None = None,
-    config: Config | None = None,
-    local: Config | None = None,
-    overrides: Mapping[str, Any] | None = None,
-    settings: ReplaySettings | None = None,
-    secrets: Mapping[str, str] | None = None,
-    environ: Mapping[str, str] | None = None,
-    allow_failures: bool = False,
-    record: str | Path | None = None,
-    diff_dir: str | Path | None = None,
-    interpreter: AsyncInterpreter | None = None,
-    on_step: Callable[[ReplayStep], object] | None = None,
-) -> ReplayResult:
-    """Replay a transcript's assistant messages and report every step that drifted or failed.
-
-    Live: a fresh interpreter with a real browser; the URL, title, console
-    (less the lines ``ignore_console`` matches), error or not, and the
-    screenshot (pixelmatch: see :mod:`xmltools.compare`) are compared with the
-    recording.  Offline: the recorded observations are fed back with no
-    browser, and the protocol's outcomes are compared.  A call that fails or is
-    refused where the recording has no such outcome is a failure, unless
-    ``allow_failures``; a hand-written scenario (no recorded results) fails on
-    its failures alone.
-
-    Settings: ``config`` is used as given when passed; otherwise
-    :func:`replay_config` takes the behaviour settings from the header, the
-    machine settings from ``local`` (``Config.load()``) and ``overrides``.
-    ``settings`` adds to the header's replay settings (masks, ignored console
-    lines, limits).  ``{secret:NAME}`` placeholders are filled from ``secrets``
-    or the environment; ``{base_url}`` from ``base_url``.  A missing one is a
-    :class:`~xmltools.errors.UsageError` raised before any browser starts.
-    A step's drifted screenshots are written to ``diff_dir`` when given.
-    """
-    t = transcript if isinstance(transcript, Transcript) else load_transcript(transcript)
-    used = t.placeholders()
-    if not offline:  # a live replay compares screenshots: say which is missing before starting a browser
-        comparison_library()  # Pillow and pixelmatch: said now, not after the first step
-        missing = t.missing_screenshots()
-        if missing:
-            more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-            raise TranscriptError(
-                t._missing_shot(missing[0]) + more + "; an offline replay needs none", path=str(t.path)
-            )
-        if "base_url" in used and not base_url:
-            raise UsageError(
-                f"{t.path or 'the transcript'} uses {{base_url}}: give the address it stands for"
-                " (--base-url URL, or --serve DIR to serve a folder; base_url= in Python)"
-            )
-    if record is not None and t.path is not None and Path(record).resolve() == Path(t.path).resolve():
-        raise UsageError(f"{record}: a replay cannot record over the transcript it replays")
-    names = [u.split(":", 1)[1] for u in sorted(used) if u.startswith("secret:")]
-    if t.header.secrets is not None:
-        # only the names the host gave when recording: a name the model made up was an error
-        # then, and is left as written so that it is the same error now
-        names = [n for n in names if n in t.header.secrets]
-    given = dict(secrets or {})
-    if offline:  # nothing is typed anywhere: a stand-in will do for a secret not given
-        env = os.environ if environ is None else environ
-        prefix = secrets_mod.ENV_PREFIX
-        given = {n: given.get(n, env.get(prefix + n, f"<{n}>")) for n in names} | given
-    filled_secrets = secrets_mod.resolve(names, given, environ) | given
-    differences: list[str] = []
-    if config is None:
-        config, differences = replay_config(t, local, overrides)
-    if offline and base_url is None:
-        base_url = OFFLINE_BASE_URL  # any address will do: nothing is fetched offline
-    how = ReplaySettings(
-        screenshot_threshold=config.screenshot_threshold,
-        max_diff_pixel_ratio=config.max_diff_pixel_ratio,
-        max_diff_pixels=config.max_diff_pixels,
-    )
-    how = how.merged(t.header.replay).merged(settings)
-    if how.max_diff_pixels is None and how.max_diff_pixel_ratio is None:
-        how = how.model_copy(update={"max_diff_pixel_ratio": DEFAULT_DIFF_PIXEL_RATIO})
-    try:
-        ignore = [re.compile(p) for p in how.ignore_console]
-    except re.error as e:
-        raise UsageError(f"ignore_console: {e.pattern!r} is not a regular expression ({e})") from e
-    recorded_browser = RecordedBrowser(t, base_url, config.viewport) if offline else None
-    interp = interpreter or AsyncInterpreter(
-        config,
-        browser=recorded_browser,
-        registry=registry_for(t),
-        browser_factory=recorded_browser.session if recorded_browser is not None else None,
-        secrets=filled_secrets,
-    )
-    writer: TranscriptWriter | None = None
-    if record is not None:
-        header = Header(
-            config=config.model_dump(mode="json"),
-            templates=interp.renderer.template_hashes(),
-            tools=t.header.tools,
-            title=t.header.title,
-            description=t.header.description,
-            replay=t.header.replay,
-            secrets=t.header.secrets,
-        )
-        writer = TranscriptWriter(record, header, base_url=base_url, secrets=filled_secrets)
-        for r in t.records:
-            if isinstance(r, AssistantRecord):
-                break
-            if isinstance(r, MessageRecord):
-                writer.message(r.role, r.content)
-    diffs = Path(diff_dir) if diff_dir is not None else None
-    steps: list[ReplayStep] = []
-    result = ReplayResult(
-        steps,
-        "offline" if offline else "live",
-        transcript=t,
-        base_url=None if offline else base_url,
-        allow_failures=allow_failures,
-        differences=differences,
-    )
-    try:
-        for index, (assistant, as_recorded) in enumerate(t.steps(), 1):
-            recorded, answer = _answers(as_recorded)
-            if recorded_browser is not None:
-                recorded_browser.begin_step(recorded)
-            turn = await interp.handle(_fill(assistant.content, base_url))
-            answered: ToolUse | None = None
-            if turn.approval_required is not None and answer is not None:
-                held = turn.approval_required
-                answered = held.call
-                if writer is not None:  # the held call first, then the answer, as a live run records them
-                    writer.turn(turn)
-                if answer.status == "denied":
-                    reason = (answer.text or "").split(":", 1)[-1].strip() or "the user did not approve it"
-                    turn = await interp.deny(held, reason)
-                else:
-                    turn = await interp.approve(held)
-            step = ReplayStep(index, assistant.content, turn, recorded)
-            step.drifts = _compare(index, turn, recorded, base_url, live=not offline, ignore_console=ignore)
-            step.failures = _failures(turn, recorded)
-            if not offline and recorded and not any(d.field == "outcomes" for d in step.drifts):
-                await _compare_shots(step, t, interp, how, diffs)
-            steps.append(step)
-            if writer is not None:
-                if answered is not None:
-                    writer.answer(turn, answered)
-                else:
-                    writer.turn(turn)
-            if on_step is not None:
-                on_step(step)
-        if writer is not None:
-            writer.end(result.outcome, detail=result.summary().splitlines()[0])
-    finally:
-        if writer is not None:
-            writer.close()
-        if interpreter is None:
-            await interp.aclose()
-    return result
-
-
-async def _compare_shots(
-    step: ReplayStep, t: Transcript, interp: AsyncInterpreter, how: ReplaySettings, diffs: Path | None
-) -> None:
-    from .browser.controller import BrowserSession
-
-    for k, (o, r) in enumerate(zip(step.turn.outcomes, step.recorded, strict=True)):
-        obs = o.observation or (o.failure.observation if o.failure else None)
-        if obs is None or obs.screenshot is None or r.observation is None:
-            continue
-        want = t.screenshot(r.observation)
-        if want is None:
-            continue
-        mask = list(how.mask)
-        browser = interp.browser_of(o.session or DEFAULT_SESSION)
-        if how.mask_selectors and isinstance(browser, BrowserSession) and browser.is_open:
-            boxes = await browser.boxes(how.mask_selectors)
-            for x, y, w, h in boxes:  # the part of each box inside the page: one above it is cut
-                left, top = max(x, 0), max(y, 0)
-                if x + w > left and y + h > top:
-                    mask.append(Region(x=left, y=top, width=x + w - left, height=y + h - top))
-        scale = obs.screenshot.width / obs.viewport.width if obs.viewport.width else 1.0
-        assert how.screenshot_threshold is not None  # the configuration always gives one
-        comparison = await asyncio.to_thread(
-            compare_images,
-            want.data,
-            obs.screenshot.data,
-            threshold=how.screenshot_threshold,
-            max_diff_pixels=how.max_diff_pixels,
-            max_diff_pixel_ratio=how.max_diff_pixel_ratio,
-            mask=mask,
-            scale=scale,
-        )
-        step.shots.append(ShotCheck(k, want, obs.screenshot, comparison))
-        if comparison.ok:
-            continue
-        field = "screenshot size" if comparison.size_differs else "screenshot"
-        step.drifts.append(
-            Drift(step.index, field, comparison.expected_size, comparison.actual_size, comparison.describe())
-        )
-        if diffs is not None and comparison.diff_png is not None:
-            diffs.mkdir(parents=True, exist_ok=True)
-            name = f"step-{step.index:03d}-{k + 1}"
-            (diffs / f"{name}-diff.png").write_bytes(comparison.diff_png)
-            (diffs / f"{name}-recorded.{want.format}").write_bytes(want.data)
-            (diffs / f"{name}-live.{obs.screenshot.format}").write_bytes(obs.screenshot.data)
