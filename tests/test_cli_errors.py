@@ -28,9 +28,9 @@ from xmltools import (
     run_loop,
 )
 from xmltools.browser.pool import BrowserPool
-from xmltools.cli import EXIT_ENVIRONMENT, EXIT_FAILED, EXIT_USAGE, exit_code, main
+from xmltools.cli import main
 from xmltools.config import Config
-from xmltools.errors import TranscriptError
+from xmltools.errors import EXIT_ENVIRONMENT, EXIT_FAILED, EXIT_USAGE, TranscriptError, exit_code
 from xmltools.interpreter import AsyncInterpreter
 from xmltools.models import Usage
 from xmltools.transcript import Header, TranscriptWriter, load_transcript

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from xmltools.cli import _load_config, main
+from xmltools.cli import main
+from xmltools.cli.common import load_config
 from xmltools.config import Config, Setting, explain, settings_table
 from xmltools.errors import ConfigError
 from xmltools.protocol import Policy
@@ -178,7 +179,7 @@ def test_from_env_and_from_toml_read_only_their_source(
 def test_the_run_command_loads_the_same_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "xmltools.toml").write_text('profile = "full"\nviewport = "640x480"\n')
     monkeypatch.setenv("XMLTOOLS_MAX_NOTES", "8")
-    c = _load_config(argparse.Namespace(config=None, viewport="1000x700"))
+    c = load_config(argparse.Namespace(config=None, viewport="1000x700"))
     assert (c.profile, c.max_notes, c.viewport) == ("full", 8, Viewport(width=1000, height=700))
 
 

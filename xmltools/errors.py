@@ -40,6 +40,10 @@ This module imports nothing from the rest of the package.
 from __future__ import annotations
 
 __all__ = [
+    "EXIT_ENVIRONMENT",
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_USAGE",
     "ApprovalError",
     "BrowserError",
     "BrowserNotFoundError",
@@ -51,6 +55,7 @@ __all__ = [
     "TranscriptError",
     "UsageError",
     "XmltoolsError",
+    "exit_code",
 ]
 
 
@@ -121,3 +126,22 @@ class ModelError(XmltoolsError):
     """
 
     result: object = None
+
+
+# -- the exit codes of the command line (the table in the module's docstring) --------------------
+
+EXIT_OK = 0
+EXIT_FAILED = 1  # the run failed or drifted
+EXIT_USAGE = 2  # bad arguments, a bad setting, a file that cannot be read (argparse exits 2 too)
+EXIT_ENVIRONMENT = 3  # no browser, a browser or model endpoint that cannot be reached
+
+
+def exit_code(e: BaseException) -> int:
+    """The exit code for an error a command raised (see the table above)."""
+    if isinstance(e, BrowserError | ModelError):
+        return EXIT_ENVIRONMENT
+    if isinstance(e, UsageError):
+        return EXIT_USAGE
+    if isinstance(e, OSError):  # a file named on the command line; otherwise the machine's problem
+        return EXIT_USAGE if e.filename is not None else EXIT_ENVIRONMENT
+    return EXIT_FAILED  # MistakeLimitError, or any other error: the run did not succeed

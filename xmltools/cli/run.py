@@ -1,0 +1,187 @@
+"""``xmltools run``: a task for a model, with the browser, recorded and reported if asked."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UsageError, XmltoolsError
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..interpreter import AsyncInterpreter
+    from ..tools import Tool
+    from ..transcript import TranscriptWriter
+
+
+from .common import load_config
+
+_RUN_RESERVED = {
+    "model": "--model",
+    "messages": "--task",
+    "stream": "--no-stream",
+    "system": "the system prompt the interpreter writes",
+}
+
+
+def _run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The model's other create-call options: ``--extra``, then ``--temperature`` and ``--max-tokens``."""
+    options: dict[str, Any] = {}
+    if args.extra is not None:
+        try:
+            extra = json.loads(args.extra)
+        except ValueError as e:
+            raise UsageError(
+                f"--extra is not valid JSON ({e}): give an object such as '{{\"top_p\": 0.9}}'"
+            ) from e
+        if not isinstance(extra, dict):
+            raise UsageError(f"--extra must be a JSON object of model options, not {type(extra).__name__}")
+        for key in extra:
+            if key in _RUN_RESERVED:
+                raise UsageError(f"--extra may not set {key!r}: it comes from {_RUN_RESERVED[key]}")
+        options.update(extra)
+    if args.temperature is not None:
+        options["temperature"] = args.temperature
+    if args.max_tokens is not None:
+        if args.max_tokens < 1:
+            raise UsageError("--max-tokens must be at least 1")
+        options["max_tokens"] = args.max_tokens
+    return options
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import os
+
+    options = _run_options(args)  # before anything else: a bad --extra is a one-line error
+    key: str | None = None
+    if args.api_key_env:
+        if args.api_key_env not in os.environ:
+            raise UsageError(f"--api-key-env {args.api_key_env}: that variable is not set")
+        key = os.environ[args.api_key_env]
+
+    import tempfile
+    from pathlib import Path
+
+    from ..interpreter import AsyncInterpreter
+    from ..loop import LoopEvent, loop_registry, run_loop, turn_line
+    from ..models import AnthropicModel, OpenAIModel
+    from ..report import write_report
+    from ..tools import COMPLETION_TOOL
+
+    model: OpenAIModel | AnthropicModel
+    config = load_config(args)
+    if args.provider == "anthropic":
+        try:
+            import anthropic
+        except ImportError as e:  # pragma: no cover - the extra is missing
+            raise UsageError(
+                "xmltools run --provider anthropic needs the anthropic package:"
+                " pip install 'xmltools[anthropic]'"
+            ) from e
+        config = config.model_copy(update={"shape": "anthropic"})
+        # without --base-url and --api-key-env the SDK reads ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY
+        client_args: dict[str, Any] = {"max_retries": args.retries}
+        if args.base_url:
+            client_args["base_url"] = args.base_url
+        if key is not None:
+            client_args["api_key"] = key
+        max_tokens = options.pop("max_tokens", 4096)
+        model = AnthropicModel(
+            anthropic.Anthropic(**client_args),
+            args.model,
+            stream=not args.no_stream,
+            max_tokens=max_tokens,
+            **options,
+        )
+    else:
+        try:
+            import openai
+        except ImportError as e:  # pragma: no cover - the extra is missing
+            raise UsageError("xmltools run needs the openai package: pip install 'xmltools[openai]'") from e
+        base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")  # as the SDK itself reads it
+        if not base_url:
+            raise UsageError(
+                "--base-url (or OPENAI_BASE_URL) is needed with --provider openai,"
+                " such as http://127.0.0.1:8000/v1"
+            )
+        if key is None:
+            key = os.environ.get("OPENAI_API_KEY") or "not-needed"
+        client = openai.OpenAI(base_url=base_url, api_key=key, max_retries=args.retries)
+        model = OpenAIModel(client, args.model, stream=not args.no_stream, **options)
+
+    completion = None if args.no_completion_tool else COMPLETION_TOOL
+    interp = AsyncInterpreter(config, registry=loop_registry(config, completion))
+    messages = [
+        {"role": "system", "content": interp.system_prompt()},
+        {"role": "user", "content": args.task},
+    ]
+
+    with contextlib.ExitStack() as stack:
+        record = args.record
+        if args.report and not record:  # the report is made from a recording: keep one for the while
+            record = str(Path(stack.enter_context(tempfile.TemporaryDirectory())) / "run.jsonl")
+        writer = None
+        if record:
+            writer = stack.enter_context(_run_writer(record, args, config, interp, completion, key))
+            writer.message("system", messages[0]["content"])
+            writer.message("user", args.task)
+
+        def progress(e: LoopEvent) -> None:
+            if e.turn is not None:
+                if writer is not None:
+                    writer.turn(e.turn)
+                print(turn_line(e.index, e.turn), flush=True)
+
+        try:
+            res = run_loop(model, messages, interpreter=interp, max_turns=args.max_turns, on_event=progress)
+        except XmltoolsError as e:
+            if writer is not None:
+                with contextlib.suppress(XmltoolsError, OSError):
+                    writer.end("failed", type(e).__name__, str(e).splitlines()[0] if str(e) else None)
+            if writer is not None and args.report:  # the turns before the failure are worth a report
+                writer.close()
+                with contextlib.suppress(XmltoolsError, OSError):
+                    failed = write_report(args.report, record, embed=args.embed)
+                    print(f"report (up to the failure): {failed}")
+            raise
+        print(f"stopped: {res.stop_reason} after {len(res.turns)} turns; {res.usage.describe()}")
+        if writer is not None:
+            ended = "completed" if res.stop_reason in ("no_tool", "completed") else "stopped"
+            writer.end(ended, res.stop_reason, f"{len(res.turns)} turns; {res.usage.describe()}")
+            writer.close()
+            if args.record:
+                print(f"recording: {args.record}")
+            if args.report:
+                print(f"report: {write_report(args.report, record, embed=args.embed)}")
+    # 0: the model ended the run (it completed, or answered without a tool); 1: the loop stopped it
+    # (the mistake limit, out of turns, or a call held for an approval the command cannot give)
+    return 0 if res.stop_reason in ("no_tool", "completed") else 1
+
+
+def _run_writer(
+    record: str,
+    args: argparse.Namespace,
+    config: Config,
+    interp: AsyncInterpreter,
+    completion: Tool | None,
+    key: str | None,
+) -> TranscriptWriter:
+    """A fresh transcript for ``run --record``: the settings, the template hashes and the tools offered."""
+    from pathlib import Path
+
+    from ..transcript import Header, TranscriptWriter
+
+    path = Path(record)
+    if path.exists() and not path.is_file():
+        raise UsageError(f"--record {record}: is a folder, not a file")
+    header = Header(
+        config=config.model_dump(mode="json"),
+        templates=interp.renderer.template_hashes(),
+        tools=[completion.name] if completion is not None else [],
+        title=f"xmltools run, model {args.model}",
+        description=args.task,
+    )
+    secrets = [key] if key and key != "not-needed" else []  # never written, should a page show it
+    return TranscriptWriter(path, header, secrets=secrets)
