@@ -1,48 +1,71 @@
-"""xmltools: interpret XML tool calls written by a language model."""
+"""xmltools: interpret XML tool calls written by a language model.
+
+Everything a program needs is importable from here, and only from here is the
+import path a promise (``__all__`` is exact, and a test keeps it so).  Names
+are loaded on first use (PEP 562), so ``import xmltools`` is cheap and
+``import xmltools.parser`` loads neither Jinja2 nor Playwright.
+"""
 
 from __future__ import annotations
 
-from .approval import Allow, ApprovalPolicy, Ask, Deny, PendingApproval
-from .config import Config
-from .errors import (
-    ApprovalError,
-    BrowserError,
-    BrowserNotFoundError,
-    ConfigError,
-    MistakeLimitError,
-    ModelError,
-    RemoteBrowserError,
-    StreamClosedError,
-    TranscriptError,
-    UsageError,
-    XmltoolsError,
-)
-from .interpreter import AsyncInterpreter, Interpreter
-from .loop import LoopResult, arun_loop, run_loop
-from .models import AnthropicModel, OpenAIModel
-from .parser import (
-    BROWSER_ACTION,
-    Block,
-    Diagnostic,
-    Limits,
-    ParamDelta,
-    StreamParser,
-    TextBlock,
-    TextDelta,
-    ToolCompleted,
-    ToolStarted,
-    ToolSyntax,
-    ToolUse,
-    Vocabulary,
-    parse,
-)
-from .protocol import Policy, State
-from .render import Renderer
-from .results import ConsoleEntry, Failure, Observation, Point, Screenshot, Viewport
-from .tools import Tool, ToolRegistry
-from .turn import Turn
+import importlib as _importlib
+import typing as _typing
 
 __version__ = "0.1.0"
+
+# each public name, and the module that owns it
+_OWNERS: dict[str, str] = {
+    **dict.fromkeys(["Allow", "ApprovalPolicy", "Ask", "Deny", "PendingApproval"], "approval"),
+    "Config": "config",
+    **dict.fromkeys(
+        [
+            "ApprovalError",
+            "BrowserError",
+            "BrowserNotFoundError",
+            "ConfigError",
+            "MistakeLimitError",
+            "ModelError",
+            "RemoteBrowserError",
+            "StreamClosedError",
+            "TranscriptError",
+            "UsageError",
+            "XmltoolsError",
+            "exit_code",
+        ],
+        "errors",
+    ),
+    **dict.fromkeys(["AsyncInterpreter", "BrowserLike", "Interpreter"], "interpreter"),
+    **dict.fromkeys(
+        ["LoopEvent", "LoopResult", "arun_loop", "loop_registry", "loop_system_prompt", "run_loop"], "loop"
+    ),
+    **dict.fromkeys(["AnthropicModel", "OpenAIModel", "Usage"], "models"),
+    **dict.fromkeys(
+        [
+            "BROWSER_ACTION",
+            "Block",
+            "Diagnostic",
+            "Limits",
+            "ParamDelta",
+            "StreamParser",
+            "TextBlock",
+            "TextDelta",
+            "ToolCompleted",
+            "ToolStarted",
+            "ToolSyntax",
+            "ToolUse",
+            "Vocabulary",
+            "parse",
+        ],
+        "parser",
+    ),
+    **dict.fromkeys(["Policy", "State"], "protocol"),
+    "Renderer": "render",
+    **dict.fromkeys(["ReplayResult", "replay"], "replay"),
+    **dict.fromkeys(["ConsoleEntry", "Failure", "Observation", "Point", "Screenshot", "Viewport"], "results"),
+    **dict.fromkeys(["Tool", "ToolRegistry"], "tools"),
+    **dict.fromkeys(["ReplaySettings", "Transcript", "TranscriptWriter", "load_transcript"], "transcript"),
+    **dict.fromkeys(["CallOutcome", "Turn"], "turn"),
+}
 
 __all__ = [
     "BROWSER_ACTION",
@@ -54,7 +77,9 @@ __all__ = [
     "AsyncInterpreter",
     "Block",
     "BrowserError",
+    "BrowserLike",
     "BrowserNotFoundError",
+    "CallOutcome",
     "Config",
     "ConfigError",
     "ConsoleEntry",
@@ -63,6 +88,7 @@ __all__ = [
     "Failure",
     "Interpreter",
     "Limits",
+    "LoopEvent",
     "LoopResult",
     "MistakeLimitError",
     "ModelError",
@@ -74,6 +100,8 @@ __all__ = [
     "Policy",
     "RemoteBrowserError",
     "Renderer",
+    "ReplayResult",
+    "ReplaySettings",
     "Screenshot",
     "State",
     "StreamClosedError",
@@ -86,14 +114,80 @@ __all__ = [
     "ToolStarted",
     "ToolSyntax",
     "ToolUse",
+    "Transcript",
     "TranscriptError",
+    "TranscriptWriter",
     "Turn",
+    "Usage",
     "UsageError",
     "Viewport",
     "Vocabulary",
     "XmltoolsError",
     "__version__",
     "arun_loop",
+    "exit_code",
+    "load_transcript",
+    "loop_registry",
+    "loop_system_prompt",
     "parse",
+    "replay",
     "run_loop",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    owner = _OWNERS.get(name)
+    if owner is None:
+        raise AttributeError(f"module 'xmltools' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(f".{owner}", __name__), name)
+    globals()[name] = value  # loaded once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_OWNERS})
+
+
+if _typing.TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
+    from .approval import Allow, ApprovalPolicy, Ask, Deny, PendingApproval
+    from .config import Config
+    from .errors import (
+        ApprovalError,
+        BrowserError,
+        BrowserNotFoundError,
+        ConfigError,
+        MistakeLimitError,
+        ModelError,
+        RemoteBrowserError,
+        StreamClosedError,
+        TranscriptError,
+        UsageError,
+        XmltoolsError,
+        exit_code,
+    )
+    from .interpreter import AsyncInterpreter, BrowserLike, Interpreter
+    from .loop import LoopEvent, LoopResult, arun_loop, loop_registry, loop_system_prompt, run_loop
+    from .models import AnthropicModel, OpenAIModel, Usage
+    from .parser import (
+        BROWSER_ACTION,
+        Block,
+        Diagnostic,
+        Limits,
+        ParamDelta,
+        StreamParser,
+        TextBlock,
+        TextDelta,
+        ToolCompleted,
+        ToolStarted,
+        ToolSyntax,
+        ToolUse,
+        Vocabulary,
+        parse,
+    )
+    from .protocol import Policy, State
+    from .render import Renderer
+    from .replay import ReplayResult, replay
+    from .results import ConsoleEntry, Failure, Observation, Point, Screenshot, Viewport
+    from .tools import Tool, ToolRegistry
+    from .transcript import ReplaySettings, Transcript, TranscriptWriter, load_transcript
+    from .turn import CallOutcome, Turn
