@@ -24,7 +24,7 @@ from xmltools.interpreter import AsyncInterpreter
 from xmltools.parser import ToolUse
 from xmltools.profiles import FULL, ROO, get_profile
 from xmltools.render import Renderer
-from xmltools.replay import replay
+from xmltools.replaying import replay
 from xmltools.results import Failure, Observation, Point, Viewport
 from xmltools.tools import (
     ActionContext,

@@ -186,7 +186,7 @@ def test_the_run_command_loads_the_same_way(tmp_path: Path, monkeypatch: pytest.
 def test_a_replay_keeps_the_recorded_settings_over_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from xmltools.replay import replay
+    from xmltools.replaying import replay
     from xmltools.transcript import load_transcript
 
     monkeypatch.setenv("XMLTOOLS_PROFILE", "full")  # the header says aleph: the header wins

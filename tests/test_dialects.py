@@ -18,7 +18,7 @@ from xmltools.actions import InTab
 from xmltools.experiment import load_corpus, score_corpus
 from xmltools.parser import ToolUse
 from xmltools.profiles import PROFILES
-from xmltools.replay import replay
+from xmltools.replaying import replay
 from xmltools.tools import CallError, ToolRegistry, ValidCall
 
 TRANSCRIPTS = Path(__file__).parent.parent / "fixtures" / "transcripts"

@@ -21,7 +21,7 @@ from xmltools import UsageError
 from xmltools.compare import Region, compare_images
 from xmltools.config import Config
 from xmltools.interpreter import AsyncInterpreter
-from xmltools.replay import replay, replay_config
+from xmltools.replaying import replay, replay_config
 from xmltools.results import Observation
 from xmltools.serve import serve_directory
 from xmltools.transcript import (

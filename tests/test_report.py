@@ -24,7 +24,7 @@ from xmltools.actions import Click, Hover
 from xmltools.compare import compare_images
 from xmltools.config import Config
 from xmltools.interpreter import AsyncInterpreter
-from xmltools.replay import Drift, ReplayResult, ReplayStep, ShotCheck, replay
+from xmltools.replaying import Drift, ReplayResult, ReplayStep, ShotCheck, replay
 from xmltools.report import assets_folder, build_report, write_report
 from xmltools.results import Failure, Observation, Point, Screenshot
 from xmltools.serve import serve_directory
@@ -170,7 +170,7 @@ def test_times_outcome_stop_reason_prompt_task_and_the_cut_message(run: Path) ->
 
 
 async def test_a_replay_that_failed_says_so_and_points_at_the_step(tmp_path: Path) -> None:
-    from xmltools.replay import replay
+    from xmltools.replaying import replay
 
     scenario = tmp_path / "scenario.jsonl"
     lines = [json.dumps({"xmltools_transcript": 1, "title": "checkout"})]

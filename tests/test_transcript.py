@@ -19,7 +19,7 @@ from fakes import FakeBrowser
 from xmltools import ConfigError
 from xmltools.config import Config
 from xmltools.interpreter import AsyncInterpreter
-from xmltools.replay import replay
+from xmltools.replaying import replay
 from xmltools.results import ConsoleEntry, Observation, Point
 from xmltools.transcript import AssistantRecord, Header, ToolResultRecord, TranscriptWriter, load_transcript
 

@@ -60,7 +60,7 @@ _OWNERS: dict[str, str] = {
     ),
     **dict.fromkeys(["Policy", "State"], "protocol"),
     "Renderer": "render",
-    **dict.fromkeys(["ReplayResult", "replay"], "replay"),
+    **dict.fromkeys(["ReplayResult", "replay"], "replaying"),
     **dict.fromkeys(["ConsoleEntry", "Failure", "Observation", "Point", "Screenshot", "Viewport"], "results"),
     **dict.fromkeys(["Tool", "ToolRegistry"], "tools"),
     **dict.fromkeys(["ReplaySettings", "Transcript", "TranscriptWriter", "load_transcript"], "transcript"),
@@ -186,7 +186,7 @@ if _typing.TYPE_CHECKING:  # what type checkers and editors see: the same names,
     )
     from .protocol import Policy, State
     from .render import Renderer
-    from .replay import ReplayResult, replay
+    from .replaying import ReplayResult, replay
     from .results import ConsoleEntry, Failure, Observation, Point, Screenshot, Viewport
     from .tools import Tool, ToolRegistry
     from .transcript import ReplaySettings, Transcript, TranscriptWriter, load_transcript

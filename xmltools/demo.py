@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from .loop import turn_line
-from .replay import ReplayResult, ReplayStep, replay
+from .replaying import ReplayResult, ReplayStep, replay
 from .report import write_report
 from .serve import serve_directory
 from .transcript import load_transcript

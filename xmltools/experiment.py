@@ -33,7 +33,7 @@ from .loop import LoopEvent, LoopResult, arun_loop
 from .models import OpenAIModel
 from .parser import TextBlock, ToolUse, parse
 from .render import Renderer
-from .replay import replay
+from .replaying import replay
 from .results import Failure, Observation, Point, Viewport
 from .tools import STANDARD_TOOLS, Click, Hover, Launch, Resize, ToolRegistry
 from .transcript import (

@@ -50,7 +50,7 @@ from .browser.locate import browser_options, has_display, no_display
 from .compare import Region
 from .config import Config
 from .interpreter import Interpreter
-from .replay import ReplayResult, replay
+from .replaying import ReplayResult, replay
 from .report import write_report
 from .serve import serve_directory
 from .transcript import ReplaySettings, load_transcript

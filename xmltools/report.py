@@ -40,7 +40,7 @@ from .browser.images import image_size
 from .errors import TranscriptError, UsageError
 from .profiles import PROFILES
 from .render import render_html
-from .replay import Drift, ReplayResult, ReplayStep
+from .replaying import Drift, ReplayResult, ReplayStep
 from .results import Point, Screenshot, Viewport
 from .transcript import (
     EndRecord,

@@ -12,7 +12,7 @@ A file of only a header and assistant records is valid: that is how a scenario
 is written by hand.  Recording appends and flushes each record as it happens.
 URLs may use a ``{base_url}`` placeholder, filled in at replay time.
 
-Replaying lives above this module, in :mod:`xmltools.replay`; this one imports
+Replaying lives above this module, in :mod:`xmltools.replaying`; this one imports
 :mod:`xmltools.turn` (what a turn produced) and never the interpreter.
 """
 

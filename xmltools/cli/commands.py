@@ -56,7 +56,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     from ..compare import Region
     from ..loop import turn_line
-    from ..replay import ReplayStep, replay, replay_config
+    from ..replaying import ReplayStep, replay, replay_config
     from ..report import write_report
     from ..serve import serve_directory
     from ..transcript import ReplaySettings, load_transcript

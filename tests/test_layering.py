@@ -1,0 +1,208 @@
+"""The package's shape: the arrows between its parts, their sizes, and what importing costs.
+
+The table below is the one place that says which part may import which, as
+Playwright keeps a DEPS.list per folder.  A part is a top-level module or
+package of ``xmltools``; every import counts, also one inside a function.  The
+table itself must have no circle, so the code cannot have one either.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+
+import pytest
+
+import xmltools
+
+ROOT = Path(xmltools.__file__).parent
+
+# the pure core: no I/O, no Jinja2, no Playwright
+_BASE = {"errors", "quoting", "results"}
+ALLOWED: dict[str, set[str]] = {
+    "errors": set(),
+    "quoting": set(),
+    "results": set(),
+    "parser": {"errors"},
+    "urlpolicy": set(),
+    "secrets": {"errors"},
+    "snapshot": set(),
+    "compare": {"errors"},
+    "serve": {"errors"},
+    "_loop": {"errors"},
+    "actions": {*_BASE, "urlpolicy"},
+    "protocol": {"errors", "parser"},
+    "approval": {"errors", "parser"},
+    "profiles": {*_BASE, "actions", "parser"},
+    "tools": {*_BASE, "actions", "approval", "parser", "profiles"},
+    "turn": {*_BASE, "approval", "parser", "protocol", "tools"},
+    # the browser: Playwright behind one seam; it never sees the configuration, tools or templates
+    "browser": {*_BASE, "_loop", "actions", "snapshot", "urlpolicy"},
+    # the configuration builds each subsystem's frozen view (the browser's among them)
+    "config": {*_BASE, "approval", "browser", "parser", "protocol", "secrets", "tools", "urlpolicy"},
+    "render": {*_BASE, "profiles", "protocol", "tools", "turn"},
+    "transcript": {*_BASE, "compare", "config", "parser", "profiles", "protocol", "secrets", "tools", "turn"},
+    "interpreter": {
+        *_BASE,
+        "_loop",
+        "actions",
+        "approval",
+        "browser",
+        "config",
+        "parser",
+        "profiles",
+        "protocol",
+        "render",
+        "secrets",
+        "tools",
+        "transcript",
+        "turn",
+    },
+    "models": {"errors"},
+    "loop": {"_loop", "approval", "config", "errors", "interpreter", "models", "render", "tools", "turn"},
+    "replaying": {
+        *_BASE,
+        "browser",
+        "compare",
+        "config",
+        "interpreter",
+        "parser",
+        "profiles",
+        "secrets",
+        "tools",
+        "transcript",
+        "turn",
+    },
+    "report": {*_BASE, "actions", "browser", "profiles", "render", "replaying", "transcript"},
+    "experiment": {
+        *_BASE,
+        "browser",
+        "config",
+        "interpreter",
+        "loop",
+        "models",
+        "parser",
+        "render",
+        "replaying",
+        "report",
+        "tools",
+        "transcript",
+        "turn",
+    },
+    "demo": {"loop", "replaying", "report", "serve", "transcript"},
+    "pytest_plugin": {
+        "browser",
+        "compare",
+        "config",
+        "interpreter",
+        "replaying",
+        "report",
+        "serve",
+        "transcript",
+    },
+    # the command line may use anything, and the package root (for its version)
+    "cli": {"*"},
+}
+MAX_MODULE_LINES = 700
+MAX_CLASS_LINES = 500
+
+
+def _part(path: Path) -> str:
+    return path.relative_to(ROOT).with_suffix("").parts[0]
+
+
+def _imported_parts(path: Path) -> set[str]:
+    """The parts of xmltools a file imports (relative or absolute), itself left out."""
+    here = list(path.relative_to(ROOT).parent.parts)
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = here[: len(here) - (node.level - 1)]
+            if node.module:
+                found.add([*base, *node.module.split(".")][0])
+            else:  # from . import a, b: the names are modules, or names of the package root ("")
+                found |= {
+                    ([*base, a.name])[0]
+                    if (ROOT.joinpath(*base, a.name)).exists()
+                    or ROOT.joinpath(*base, f"{a.name}.py").exists()
+                    else (base[0] if base else "")
+                    for a in node.names
+                }
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("xmltools."):
+            found.add(node.module.split(".")[1])  # type: ignore[union-attr]
+        elif isinstance(node, ast.Import):
+            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith("xmltools.")}
+    return found - {_part(path)}
+
+
+def _sources() -> list[Path]:
+    return [p for p in ROOT.rglob("*.py") if p.relative_to(ROOT).as_posix() != "__init__.py"]
+
+
+def test_the_table_of_arrows_has_no_circle() -> None:
+    graph = {part: allowed - {"*"} for part, allowed in ALLOWED.items()}
+    try:
+        tuple(TopologicalSorter(graph).static_order())
+    except CycleError as e:  # pragma: no cover - the message is the point
+        pytest.fail(f"the allowed arrows form a circle: {e.args[1]}")
+
+
+def test_every_import_follows_the_table() -> None:
+    wrong = []
+    for path in _sources():
+        part = _part(path)
+        assert part in ALLOWED, f"{path.relative_to(ROOT)}: a new part of the package needs a row in ALLOWED"
+        if "*" in ALLOWED[part]:
+            continue
+        for target in sorted(_imported_parts(path) - ALLOWED[part]):
+            wrong.append(f"{path.relative_to(ROOT)} imports {target or 'the package root'}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_module_or_class_is_too_long() -> None:
+    long = []
+    for path in _sources():
+        text = path.read_text()
+        lines = text.count("\n")
+        if lines > MAX_MODULE_LINES:
+            long.append(f"{path.relative_to(ROOT)}: {lines} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+                n = node.end_lineno - node.lineno + 1
+                if n > MAX_CLASS_LINES:
+                    long.append(f"{path.relative_to(ROOT)}: class {node.name} has {n} lines")
+    assert not long, "\n".join(long)
+
+
+@pytest.mark.parametrize(
+    ("module", "absent"),
+    [
+        ("xmltools", ("jinja2", "playwright", "pydantic")),
+        ("xmltools.parser", ("jinja2", "playwright", "pydantic")),
+        ("xmltools.protocol", ("jinja2", "playwright")),
+        ("xmltools.tools", ("jinja2", "playwright")),
+        ("xmltools.config", ("jinja2", "playwright")),
+        ("xmltools.interpreter", ("playwright",)),
+        ("xmltools.browser.base", ("playwright", "jinja2")),
+    ],
+)
+def test_importing_a_part_loads_only_what_it_needs(module: str, absent: tuple[str, ...]) -> None:
+    code = (
+        f"import sys, {module}\n"
+        f"loaded = sorted({{m.split('.')[0] for m in sys.modules}} & set({list(absent)!r}))\n"
+        "print(' '.join(loaded)); sys.exit(1 if loaded else 0)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, f"import {module} loaded {out.stdout.strip()} {out.stderr[-500:]}"
+
+
+def test_every_public_name_has_one_owner() -> None:
+    owners = xmltools._OWNERS
+    assert set(xmltools.__all__) == {*owners, "__version__"}
+    for name, owner in owners.items():
+        module = __import__(f"xmltools.{owner}", fromlist=[name])
+        assert getattr(module, name) is getattr(xmltools, name), name
+        assert name in getattr(module, "__all__", ()), f"{name} is not in xmltools.{owner}.__all__"
