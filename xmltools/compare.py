@@ -1,7 +1,8 @@
 """Screenshot comparison for replay, as visual tests do it: per pixel, then a count.
 
-Two screenshots are compared with the ``pixelmatch`` package (a port of the
-comparison behind Playwright's ``toHaveScreenshot``): a pixel differs when its
+Two screenshots are compared with pixelmatch's algorithm (the comparison
+behind Playwright's ``toHaveScreenshot``), run on whole arrays by
+:mod:`xmltools.pixels`: a pixel differs when its
 colour distance passes ``screenshot_threshold`` (0 strict, 1 lenient; 0.2 as in
 Playwright), and anti-aliased pixels are recognised and not counted.  A step
 drifts when more pixels differ than allowed: ``max_diff_pixels``, or
@@ -13,14 +14,15 @@ Two images of different sizes are not compared: the difference is the size.
 Only the cropping is done here: the comparison runs on the bounding box of the
 changed pixels (plus a margin that anti-aliasing detection needs), which gives
 the same count as the whole image and keeps an unchanged screenshot cheap.
-pixelmatch and Pillow come with the ``replay`` extra (``pip install 'xmltools[replay]'``).
+numpy and Pillow come with the ``replay`` extra (``pip install 'xmltools[replay]'``).
 """
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -67,7 +69,12 @@ class Comparison:
     actual_size: tuple[int, int]
     diff_pixels: int  # 0 when the sizes differ: nothing was compared
     allowed: int  # the most differing pixels that are no drift
-    diff_png: bytes | None = None  # the diff image (PNG), when pixels differ or the sizes do
+    diff_image: Image | None = field(default=None, repr=False, compare=False)  # when pixels or sizes differ
+
+    @functools.cached_property
+    def diff_png(self) -> bytes | None:
+        """The diff image as PNG, encoded the first time it is asked for (most comparisons never are)."""
+        return _png(self.diff_image) if self.diff_image is not None else None
 
     @property
     def size_differs(self) -> bool:
@@ -93,13 +100,13 @@ class Comparison:
 
 
 def comparison_library() -> None:
-    """A host error, said before anything starts, when Pillow or pixelmatch is missing."""
+    """A host error, said before anything starts, when Pillow or numpy is missing."""
     try:
+        import numpy  # noqa: F401
         import PIL  # noqa: F401
-        import pixelmatch  # noqa: F401
     except ImportError as e:
         raise UsageError(
-            "comparing screenshots needs Pillow and pixelmatch: pip install 'xmltools[replay]'"
+            "comparing screenshots needs Pillow and numpy: pip install 'xmltools[replay]'"
         ) from e
 
 
@@ -135,8 +142,11 @@ def compare_images(
     if not 0 <= threshold <= 1:
         raise UsageError(f"screenshot_threshold is between 0 and 1 (got {threshold})")
     a, b = load_image(expected), load_image(actual)
+    import numpy as np
+    from PIL import Image as PILImage
     from PIL import ImageChops, ImageDraw
-    from pixelmatch.contrib.PIL import pixelmatch
+
+    from .pixels import diff_pixels
 
     for im in (a, b):
         draw = ImageDraw.Draw(im)
@@ -152,13 +162,12 @@ def compare_images(
     left, top = max(box[0] - _MARGIN, 0), max(box[1] - _MARGIN, 0)
     right, bottom = min(box[2] + _MARGIN, a.width), min(box[3] + _MARGIN, a.height)
     ca, cb = a.crop((left, top, right, bottom)), b.crop((left, top, right, bottom))
-    out = _faded(ca)
-    n = pixelmatch(ca, cb, out, threshold=threshold, includeAA=False)
+    n, out = diff_pixels(np.asarray(ca), np.asarray(cb), threshold)
     if n == 0:
         return Comparison(a.size, b.size, 0, allowed)
     diff = _faded(a)
-    diff.paste(out, (left, top))
-    return Comparison(a.size, b.size, n, allowed, _png(diff))
+    diff.paste(PILImage.fromarray(out, "RGBA"), (left, top))
+    return Comparison(a.size, b.size, n, allowed, diff)
 
 
 def _faded(im: Image) -> Image:
@@ -169,14 +178,14 @@ def _faded(im: Image) -> Image:
     return PILImage.merge("RGBA", (grey, grey, grey, PILImage.new("L", im.size, 255)))
 
 
-def _side_by_side(a: Image, b: Image) -> bytes:
+def _side_by_side(a: Image, b: Image) -> Image:
     """For images of different sizes: both, side by side, on white."""
     from PIL import Image as PILImage
 
     out = PILImage.new("RGBA", (a.width + b.width + 8, max(a.height, b.height)), (255, 255, 255, 255))
     out.paste(a, (0, 0))
     out.paste(b, (a.width + 8, 0))
-    return _png(out)
+    return out
 
 
 def _png(im: Image) -> bytes:

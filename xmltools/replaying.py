@@ -442,7 +442,7 @@ async def replay(
     t = transcript if isinstance(transcript, Transcript) else load_transcript(transcript)
     used = t.placeholders()
     if not offline:  # a live replay compares screenshots: say which is missing before starting a browser
-        comparison_library()  # Pillow and pixelmatch: said now, not after the first step
+        comparison_library()  # Pillow and numpy: said now, not after the first step
         missing = t.missing_screenshots()
         if missing:
             more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
