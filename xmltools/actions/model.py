@@ -21,6 +21,7 @@ Imports only :mod:`.base` and :mod:`.targets`; never Playwright or Jinja2.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -45,7 +46,9 @@ class ActionModel(BaseModel):
     # ``required`` those it cannot do without (a target is checked by ``target_rule`` instead)
     params: ClassVar[tuple[str, ...]] = ()
     required: ClassVar[tuple[str, ...]] = ()
-    example: ClassVar[Mapping[str, str]] = {}  # a correct call's parameters; a ref when it has a target
+    example: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {}
+    )  # a correct call's parameters; a ref when it has a target
     selector_example: ClassVar[str] = 'role=button[name="Send"]'  # shown when the model wrote a selector
 
     @model_validator(mode="before")
