@@ -7,8 +7,8 @@ approval categories an action model declares (:mod:`xmltools.approval` holds
 the host's rules per category), and :data:`TargetRule` the ways an action may
 take a target.
 
-Pure: imports neither pydantic models of actions nor any other xmltools
-module but results, quoting and urlpolicy; never Playwright or Jinja2.
+Pure: imports no action model and no xmltools module but the pure helpers
+(quoting, results, urlpolicy); never Playwright or Jinja2.
 """
 
 from __future__ import annotations
