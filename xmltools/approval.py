@@ -1,18 +1,21 @@
 """The approval policy: each call's category, and the host's answer to it.
 
-Every browser action has one category; a host tool may declare one too
-(``Tool(category=…)``; without one it is not gated):
+Every browser action has one category, which its model declares
+(``Click.category == "mutate"``; see :mod:`xmltools.actions`); a host tool
+may declare one too (``Tool(category=…)``; without one it is not gated).  The
+categories:
 
 ========== ===============================================================
-read       snapshot, screenshot, get_text, get_html, get_attribute,
-           console_logs, list_tabs, scroll (and scroll_down, scroll_up,
-           resize), hover, wait
-navigate   launch, navigate, back, forward, reload, open_tab
-input      type, fill, select, press, upload
-mutate     click, drag
-script     evaluate
-session    close, close_tab, switch_tab
+read       looks: reads the page, scrolls, hovers, waits, lists the tabs
+navigate   loads a page, in the current tab or in a new one
+input      enters values: text, keys, options, files
+mutate     acts on elements: clicks, drags
+script     runs the model's own JavaScript in the page
+session    ends or switches: closes the browser or a tab, switches tabs
 ========== ===============================================================
+
+:data:`ACTION_CATEGORIES` is derived from the models; this module keeps no
+list of action names.
 
 The host gives a rule per category: ``allow``, ``deny`` or ``ask``.  A
 category it leaves out is allowed, except ``script``, which asks.  When a
@@ -26,7 +29,8 @@ The model reads a denial as "denied by policy: <reason>" and a standing
 question as "approval required: <prompt>".  Neither is a model mistake.  A
 callback that raises, or returns anything else, is the host's error
 (:class:`~xmltools.errors.ApprovalError`).  Pure: neither Playwright nor
-Jinja2, and nothing but the callback is called.
+Jinja2, and nothing but the callback is called.  Imports the action models
+(for their declared categories), never the registry or the interpreter.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from .actions import ACTIONS, CATEGORIES, Category
 from .errors import ApprovalError, ConfigError
 
 if TYPE_CHECKING:
@@ -56,34 +61,11 @@ __all__ = [
     "Rule",
 ]
 
-Category: TypeAlias = Literal["read", "navigate", "input", "mutate", "script", "session"]
 Rule: TypeAlias = Literal["allow", "deny", "ask"]
-CATEGORIES: tuple[Category, ...] = ("read", "navigate", "input", "mutate", "script", "session")
 
-_BY_CATEGORY: dict[Category, tuple[str, ...]] = {
-    "read": (
-        "snapshot",
-        "screenshot",
-        "get_text",
-        "get_html",
-        "get_attribute",
-        "console_logs",
-        "list_tabs",
-        "scroll",
-        "scroll_down",
-        "scroll_up",
-        "resize",
-        "hover",
-        "wait",
-    ),
-    "navigate": ("launch", "navigate", "back", "forward", "reload", "open_tab"),
-    "input": ("type", "fill", "select", "press", "upload"),
-    "mutate": ("click", "drag"),
-    "script": ("evaluate",),
-    "session": ("close", "close_tab", "switch_tab"),
-}
+# each canonical action's category, as its model declares it
 ACTION_CATEGORIES: Mapping[str, Category] = MappingProxyType(
-    {action: cat for cat, actions in _BY_CATEGORY.items() for action in actions}
+    {name: model.category for name, model in ACTIONS.items()}
 )
 DEFAULT_RULES: Mapping[Category, Rule] = MappingProxyType(
     {c: ("ask" if c == "script" else "allow") for c in CATEGORIES}

@@ -3,21 +3,23 @@
 - ``roo``, the default: the nine classic actions of Cline and Roo-Code, by
   coordinates only, exactly as they have always been written here (the same
   parameters, the same messages, the same system prompt).
-- ``full``: targets by ``coordinate``, ``ref`` (from the latest snapshot) or
-  ``selector`` (with ``frame``); the element and form actions ``fill``,
-  ``select``, ``drag``, ``upload``, ``scroll`` and ``snapshot``; navigation
-  and tabs (``navigate``, ``back``, ``forward``, ``reload``, ``open_tab``,
-  ``list_tabs``, ``switch_tab``, ``close_tab``); reading the page
-  (``get_text``, ``get_html``, ``get_attribute``, ``console_logs``,
-  ``screenshot``); ``wait`` and ``evaluate``; and the classic ones.  Every
-  call may also name a ``<session>`` (see :data:`DEFAULT_SESSION`).
+- ``full``: every canonical action as its model declares it: targets by
+  ``coordinate``, ``ref`` or ``selector`` (with ``frame``), the element and
+  form actions, navigation and tabs, reading the page, ``wait`` and
+  ``evaluate``.  Every call may also name a ``<session>`` (see
+  :data:`DEFAULT_SESSION`).
+- ``aleph``, ``fractal`` and ``forge``: the seeds' dialects, as renames.
 
 A profile maps each action name to an :class:`ActionForm`: the canonical
-model (:mod:`xmltools.actions`), the parameters it takes, those it needs, how
-its target is checked, and an example call.  The parser's vocabulary for
-``browser_action`` and the system prompt's template come from the profile
-too.  Adding an action to a profile is one entry here (plus its model, its
-handler in the controller and a line of the template).  Pure: data only.
+model (:mod:`xmltools.actions`), whose declaration gives the parameters, the
+target rule and the example, and the dialect's differences from it (its own
+parameter names, values it fixes or assumes, the call that opens a session,
+its session and tab parameters).  The parser's vocabulary and the system
+prompt's template come from the profile too.  Adding an action to a profile
+is one entry here.
+
+Pure: data only.  Imports the action models and the parser's ToolSyntax;
+never the registry, the renderer, the interpreter, Playwright or Jinja2.
 """
 
 from __future__ import annotations
@@ -92,34 +94,39 @@ def format_call(tool: str, params: Mapping[str, str]) -> str:
 
 
 DEFAULT_SESSION = "default"  # the session a call without <session> acts on (the only one in roo)
-TARGET_PARAMS = ("coordinate", "ref", "selector", "frame")
-DESTINATION_PARAMS = ("to_coordinate", "to_ref", "to_selector")
 # what each kind of target looks like in an example call
 _TARGET_EXAMPLES = {"coordinate": "450,300", "ref": "e12"}
+_MODEL: Any = object()  # a part of a form left out: the model's declaration says it
 
 
 @dataclass(frozen=True)
 class ActionForm:
-    """How one action is written in a profile.
+    """How one action is written in a profile: its model, and how the dialect differs from it.
 
     ``params`` are every parameter it takes besides ``action`` (in the order the
     errors name them), ``required`` those it cannot do without.  ``target`` says
     whether exactly one of coordinate, ref and selector must be given
     (``"required"``), may be (``"optional"``), or is not checked as a target
-    (None: the classic forms, where ``coordinate`` is simply required).
-    ``destination`` (drag) asks for exactly one of to_coordinate, to_ref and
-    to_selector as well.  ``example`` is a correct call's parameters, written
-    with a ref when the action has a target; ``selector_example`` is the
-    selector shown when the model wrote a selector.
+    (None: the target parameters, if any, are plain ones, as in the classic
+    forms).  ``destination`` (drag) asks for exactly one of to_coordinate,
+    to_ref and to_selector as well.  ``example`` is a correct call's
+    parameters; ``selector_example`` is the selector shown when the model wrote
+    a selector.
+
+    What a form leaves out, the model declares (:class:`~xmltools.actions.ActionModel`):
+    ``ActionForm(Click)`` is click as the full dialect writes it.  A form that
+    lists its own ``params`` checks them as written: unless it says otherwise,
+    it has no target rule, and it requires those of its parameters that the
+    model requires (by their canonical names).
     """
 
     model: type[ActionModel]
-    params: tuple[str, ...] = ()
-    required: tuple[str, ...] = ()
-    target: Literal["required", "optional"] | None = None
-    destination: bool = False
-    example: Mapping[str, str] = field(default_factory=dict)
-    selector_example: str = 'role=button[name="Send"]'
+    params: tuple[str, ...] = _MODEL
+    required: tuple[str, ...] = _MODEL
+    target: Literal["required", "optional"] | None = _MODEL
+    destination: bool = _MODEL
+    example: Mapping[str, str] = _MODEL
+    selector_example: str = _MODEL
     # a dialect's own words: its parameter names -> the canonical ones, values it fixes,
     # values it assumes when the model leaves them out
     renames: Mapping[str, str] = field(default_factory=dict)
@@ -128,6 +135,27 @@ class ActionForm:
     opens: bool = False  # with no session open, this action opens one (Fractal's navigate)
     session_param: str | None = None  # the parameter naming the session, when not the profile's
     in_tab: bool = True  # the profile's tab parameter applies to this action
+
+    def __post_init__(self) -> None:
+        m = self.model
+        own = self.params is not _MODEL
+        params = self.params if own else m.params
+        declared: dict[str, Any] = {
+            "params": params,
+            "required": tuple(p for p in params if self.renames.get(p, p) in m.required),
+            "target": None if own or m.target_rule == "none" else m.target_rule,
+            "destination": m.destination and not own,
+            "example": dict(m.example),
+            "selector_example": m.selector_example,
+        }
+        for name, value in declared.items():
+            if getattr(self, name) is _MODEL:
+                object.__setattr__(self, name, value)
+
+    @property
+    def action(self) -> str:
+        """The canonical action this form writes (click, get_text, …)."""
+        return str(self.model.model_fields["action"].default)
 
     def canonical_params(self, params: Mapping[str, str]) -> dict[str, str]:
         """The call's parameters under their canonical names, with the dialect's fixed values and defaults."""
@@ -241,178 +269,77 @@ class Profile:
         return self.call_text(self.closer, params)
 
 
-def _classic(model: type[ActionModel]) -> ActionForm:
-    """The classic form: the model's own parameters, all of them needed."""
-    return ActionForm(model, model.params, model.params, example=dict(model.example))
+def _words(names: str) -> tuple[str, ...]:
+    """A tool's parameter names, written as one string (in order: parse errors list them so)."""
+    return tuple(names.split())
 
 
+def _as_declared(*models: type[ActionModel]) -> Mapping[str, ActionForm]:
+    """Each model under its own name, written as it declares itself."""
+    return MappingProxyType({str(m.model_fields["action"].default): ActionForm(m) for m in models})
+
+
+_BY_POINT = ("coordinate",)
 ROO = Profile(
     "roo",
     MappingProxyType(
         {
-            m.model_fields["action"].default: _classic(m)
-            for m in (Launch, Click, Hover, Type, Press, ScrollDown, ScrollUp, Resize, Close)
+            "launch": ActionForm(Launch),
+            "click": ActionForm(Click, _BY_POINT, _BY_POINT, example={"coordinate": "450,300"}),
+            "hover": ActionForm(Hover, _BY_POINT, _BY_POINT, example={"coordinate": "450,300"}),
+            "type": ActionForm(Type, ("text",)),
+            "press": ActionForm(Press, ("text",), example={"text": "Control+A"}),
+            "scroll_down": ActionForm(ScrollDown),
+            "scroll_up": ActionForm(ScrollUp),
+            "resize": ActionForm(Resize),
+            "close": ActionForm(Close),
         }
     ),
     (BROWSER_ACTION,),
     "system/browser_action.j2",
 )
 
-_T = TARGET_PARAMS
 FULL = Profile(
     "full",
-    MappingProxyType(
-        {
-            "launch": _classic(Launch),
-            "snapshot": ActionForm(
-                Snapshot,
-                (*_T, "depth", "find"),
-                target="optional",
-                example={"find": "Sign in"},
-            ),
-            "click": ActionForm(Click, _T, target="required", example={"ref": "e12"}),
-            "hover": ActionForm(Hover, _T, target="required", example={"ref": "e12"}),
-            "fill": ActionForm(
-                Fill,
-                (*_T, "text"),
-                ("text",),
-                target="required",
-                example={"ref": "e12", "text": "ada@example.com"},
-                selector_example="label=Email",
-            ),
-            "select": ActionForm(
-                Select,
-                (*_T, "value"),
-                ("value",),
-                target="required",
-                example={"ref": "e12", "value": "Large"},
-                selector_example="label=Size",
-            ),
-            "type": ActionForm(
-                Type,
-                ("text", *_T),
-                ("text",),
-                target="optional",
-                example={"text": "hello@example.com"},
-                selector_example="label=Email",
-            ),
-            "press": ActionForm(
-                Press,
-                ("text", *_T),
-                ("text",),
-                target="optional",
-                example={"text": "Enter"},
-                selector_example="label=Search",
-            ),
-            "drag": ActionForm(
-                Drag,
-                (*_T, *DESTINATION_PARAMS),
-                target="required",
-                destination=True,
-                example={"ref": "e12", "to_ref": "e15"},
-                selector_example="text=First item",
-            ),
-            "upload": ActionForm(
-                Upload,
-                (*_T, "path"),
-                ("path",),
-                target="required",
-                example={"ref": "e12", "path": "report.pdf"},
-                selector_example="label=Attachment",
-            ),
-            "scroll": ActionForm(
-                Scroll,
-                ("direction", *_T),
-                ("direction",),
-                target="optional",
-                example={"direction": "down"},
-            ),
-            "scroll_down": _classic(ScrollDown),
-            "scroll_up": _classic(ScrollUp),
-            "resize": _classic(Resize),
-            "navigate": ActionForm(
-                Navigate, ("url", "wait_until"), ("url",), example={"url": "http://localhost:3000/cart"}
-            ),
-            "back": ActionForm(Back),
-            "forward": ActionForm(Forward),
-            "reload": ActionForm(Reload),
-            "open_tab": ActionForm(
-                OpenTab, ("url",), ("url",), example={"url": "http://localhost:3000/help"}
-            ),
-            "list_tabs": ActionForm(ListTabs),
-            "switch_tab": ActionForm(SwitchTab, ("tab",), ("tab",), example={"tab": "t2"}),
-            "close_tab": ActionForm(CloseTab, ("tab",), example={"tab": "t2"}),
-            "get_text": ActionForm(
-                GetText,
-                (*_T, "all"),
-                target="optional",
-                example={"selector": "main"},
-                selector_example="main",
-            ),
-            "get_html": ActionForm(
-                GetHtml,
-                (*_T, "depth", "all"),
-                target="optional",
-                example={"selector": "form", "depth": "3"},
-                selector_example="form",
-            ),
-            "get_attribute": ActionForm(
-                GetAttribute,
-                (*_T, "attribute", "all"),
-                ("attribute",),
-                target="required",
-                example={"ref": "e12", "attribute": "href"},
-                selector_example="a.download",
-            ),
-            "console_logs": ActionForm(ConsoleLogs),
-            "wait": ActionForm(
-                Wait,
-                ("ref", "selector", "frame", "state", "text", "url", "seconds"),
-                target="optional",
-                example={"selector": "#results"},
-                selector_example="#results",
-            ),
-            "screenshot": ActionForm(
-                ScreenshotAction,
-                (*_T, "full_page", "format", "path"),
-                target="optional",
-                example={"ref": "e12"},
-                selector_example="#chart",
-            ),
-            "evaluate": ActionForm(Evaluate, ("script",), ("script",), example={"script": "document.title"}),
-            "close": _classic(Close),
-        }
+    _as_declared(
+        Launch,
+        Snapshot,
+        Click,
+        Hover,
+        Fill,
+        Select,
+        Type,
+        Press,
+        Drag,
+        Upload,
+        Scroll,
+        ScrollDown,
+        ScrollUp,
+        Resize,
+        Navigate,
+        Back,
+        Forward,
+        Reload,
+        OpenTab,
+        ListTabs,
+        SwitchTab,
+        CloseTab,
+        GetText,
+        GetHtml,
+        GetAttribute,
+        ConsoleLogs,
+        Wait,
+        ScreenshotAction,
+        Evaluate,
+        Close,
     ),
     (
         ToolSyntax(
             "browser_action",
-            (
-                "action",
-                "url",
-                "coordinate",
-                "ref",
-                "selector",
-                "frame",
-                "text",
-                "value",
-                "path",
-                "direction",
-                "depth",
-                "find",
-                "to_coordinate",
-                "to_ref",
-                "to_selector",
-                "size",
-                "wait_until",
-                "tab",
-                "all",
-                "attribute",
-                "state",
-                "seconds",
-                "full_page",
-                "format",
-                "script",
-                "session",
+            _words(
+                "action url coordinate ref selector frame text value path direction depth find "
+                "to_coordinate to_ref to_selector size wait_until tab all attribute state seconds "
+                "full_page format script session"
             ),
             frozenset({"text"}),
         ),
@@ -424,15 +351,14 @@ FULL = Profile(
 # -- the seeds' dialects ---------------------------------------------------------------
 
 _ALEPH_TARGET = {"ref_id": "ref"}
+_IN_T1 = {"tab_id": "t1"}
 ALEPH = Profile(
     "aleph",
     MappingProxyType(
         {
-            "start": ActionForm(Launch, ("headless",), in_tab=False),
+            "start": ActionForm(Launch, ("headless",), example={}, in_tab=False),
             "stop": ActionForm(Close, in_tab=False),
-            "open_tab": ActionForm(
-                OpenTab, ("url",), ("url",), example={"url": "http://localhost:3000/help"}, in_tab=False
-            ),
+            "open_tab": ActionForm(OpenTab, in_tab=False),
             "close_tab": ActionForm(
                 CloseTab,
                 ("tab_id",),
@@ -443,63 +369,38 @@ ALEPH = Profile(
             ),
             "list_tabs": ActionForm(ListTabs, in_tab=False),
             "navigate": ActionForm(
-                Navigate, ("url",), ("url",), example={"tab_id": "t1", "url": "http://localhost:3000/cart"}
+                Navigate, ("url",), example={**_IN_T1, "url": "http://localhost:3000/cart"}
             ),
             "click": ActionForm(
-                Click,
-                ("ref_id", "selector"),
-                example={"tab_id": "t1", "ref_id": "e12"},
-                renames=_ALEPH_TARGET,
+                Click, ("ref_id", "selector"), example={**_IN_T1, "ref_id": "e12"}, renames=_ALEPH_TARGET
             ),
             "hover": ActionForm(
-                Hover,
-                ("ref_id", "selector"),
-                example={"tab_id": "t1", "ref_id": "e12"},
-                renames=_ALEPH_TARGET,
+                Hover, ("ref_id", "selector"), example={**_IN_T1, "ref_id": "e12"}, renames=_ALEPH_TARGET
             ),
             "type": ActionForm(
                 Type,
                 ("ref_id", "selector", "text"),
-                ("text",),
-                example={"tab_id": "t1", "ref_id": "e12", "text": " and more"},
+                example={**_IN_T1, "ref_id": "e12", "text": " and more"},
                 renames=_ALEPH_TARGET,
             ),
             "fill": ActionForm(
                 Fill,
                 ("ref_id", "selector", "text"),
-                ("text",),
-                example={"tab_id": "t1", "selector": "#email", "text": "ada@example.com"},
+                example={**_IN_T1, "selector": "#email", "text": "ada@example.com"},
                 renames=_ALEPH_TARGET,
             ),
-            "scroll": ActionForm(
-                Scroll, ("direction",), ("direction",), example={"tab_id": "t1", "direction": "down"}
-            ),
-            "screenshot": ActionForm(ScreenshotAction, ("full_page",), example={"tab_id": "t1"}),
-            "snapshot": ActionForm(Snapshot, example={"tab_id": "t1"}),
+            "scroll": ActionForm(Scroll, ("direction",), example={**_IN_T1, "direction": "down"}),
+            "screenshot": ActionForm(ScreenshotAction, ("full_page",), example=_IN_T1),
+            "snapshot": ActionForm(Snapshot, (), example=_IN_T1),
             "evaluate": ActionForm(
-                Evaluate,
-                ("js",),
-                ("js",),
-                example={"tab_id": "t1", "js": "document.title"},
-                renames={"js": "script"},
+                Evaluate, ("js",), example={**_IN_T1, "js": "document.title"}, renames={"js": "script"}
             ),
         }
     ),
     (
         ToolSyntax(
             "browser",
-            (
-                "action",
-                "headless",
-                "url",
-                "tab_id",
-                "ref_id",
-                "selector",
-                "text",
-                "direction",
-                "full_page",
-                "js",
-            ),
+            _words("action headless url tab_id ref_id selector text direction full_page js"),
             frozenset({"text"}),
         ),
     ),
@@ -519,7 +420,6 @@ FRACTAL = Profile(
             "navigate": ActionForm(
                 Navigate,
                 ("url", "waitUntil"),
-                ("url",),
                 example={"url": "http://localhost:3000/"},
                 renames={"waitUntil": "wait_until"},
                 defaults={"wait_until": "load"},
@@ -550,20 +450,16 @@ FRACTAL = Profile(
                 renames={"targetSelector": "to_selector"},
             ),
             "press_key": ActionForm(
-                Press, ("key", "selector"), ("key",), example={"key": "Enter"}, renames={"key": "text"}
+                Press, ("key", "selector"), example={"key": "Enter"}, renames={"key": "text"}
             ),
             "delete": ActionForm(Press, _SEL, example={"selector": "#email"}, fixed={"text": "Delete"}),
-            "get_visible_text": ActionForm(GetText, _SEL, example={"selector": "main"}),
+            "get_visible_text": ActionForm(GetText, _SEL),
             "get_html": ActionForm(
                 GetHtml, ("selector", "depth"), example={"selector": "form", "depth": "4"}
             ),
-            "screenshot": ActionForm(ScreenshotAction),
+            "screenshot": ActionForm(ScreenshotAction, (), example={}),
             "evaluate": ActionForm(
-                Evaluate,
-                ("value",),
-                ("value",),
-                example={"value": "document.title"},
-                renames={"value": "script"},
+                Evaluate, ("value",), example={"value": "document.title"}, renames={"value": "script"}
             ),
             "console_logs": ActionForm(ConsoleLogs),
             "iframe_click": ActionForm(
@@ -588,24 +484,13 @@ FRACTAL = Profile(
                 renames={"filePath": "path"},
             ),
             "click_and_switch_tab": ActionForm(Click, _SEL, _SEL, example={"selector": "a.help"}),
-            "close": ActionForm(CloseTab),
+            "close": ActionForm(CloseTab, (), example={}),
         }
     ),
     (
         ToolSyntax(
             "webBrowser",
-            (
-                "action",
-                "url",
-                "waitUntil",
-                "selector",
-                "value",
-                "targetSelector",
-                "key",
-                "depth",
-                "frameSelector",
-                "filePath",
-            ),
+            _words("action url waitUntil selector value targetSelector key depth frameSelector filePath"),
             frozenset({"value"}),
         ),
     ),
@@ -614,57 +499,33 @@ FRACTAL = Profile(
     label="webBrowser",
 )
 
-
-def _forge(
-    model: type[ActionModel], params: tuple[str, ...], required: tuple[str, ...], **kw: Any
-) -> ActionForm:
-    return ActionForm(model, params, required, **kw)
-
-
+_IN_SHOP = {"session": "shop"}
 FORGE = Profile(
     "forge",
     MappingProxyType(
         {
-            "start_browser_session": _forge(
+            "start_browser_session": ActionForm(
                 Launch,
                 ("headless", "viewport"),
-                (),
+                example={"name": "shop"},
                 renames={"viewport": "size"},
                 session_param="name",
-                example={"name": "shop"},
             ),
-            "close_browser_session": _forge(Close, (), (), session_param="name", example={"name": "shop"}),
-            "browser_navigate": _forge(
-                Navigate,
-                ("url", "wait_until"),
-                ("url",),
-                example={"session": "shop", "url": "http://localhost:3000/"},
-            ),
-            "browser_click": _forge(Click, _SEL, _SEL, example={"session": "shop", "selector": "#send"}),
-            "browser_fill_form": _forge(
-                FillForm,
-                ("fields",),
-                ("fields",),
-                example={"session": "shop", "fields": '{"#email": "ada@example.com", "#city": "Oslo"}'},
-            ),
-            "browser_wait": _forge(
+            "close_browser_session": ActionForm(Close, example={"name": "shop"}, session_param="name"),
+            "browser_navigate": ActionForm(Navigate, example={**_IN_SHOP, "url": "http://localhost:3000/"}),
+            "browser_click": ActionForm(Click, _SEL, _SEL, example={**_IN_SHOP, "selector": "#send"}),
+            "browser_fill_form": ActionForm(FillForm, example={**_IN_SHOP, **FillForm.example}),
+            "browser_wait": ActionForm(
                 Wait,
                 ("selector", "navigation", "timeout"),
-                (),
-                example={"session": "shop", "selector": "#results"},
+                example={**_IN_SHOP, "selector": "#results"},
                 renames={"navigation": "url", "timeout": "seconds"},
             ),
-            "browser_extract_content": _forge(
-                ExtractContent,
-                ("selector", "mode", "attribute", "multiple"),
-                ("selector",),
-                example={"session": "shop", "selector": "main", "mode": "text"},
+            "browser_extract_content": ActionForm(
+                ExtractContent, example={**_IN_SHOP, **ExtractContent.example}
             ),
-            "browser_screenshot": _forge(
-                ScreenshotAction,
-                ("selector", "full_page", "path"),
-                (),
-                example={"session": "shop", "full_page": "true"},
+            "browser_screenshot": ActionForm(
+                ScreenshotAction, ("selector", "full_page", "path"), example={**_IN_SHOP, "full_page": "true"}
             ),
         }
     ),

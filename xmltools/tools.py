@@ -20,6 +20,7 @@ from typing import Any, NamedTuple, TypeAlias
 from pydantic import BaseModel, Field, ValidationError
 
 from .actions import (
+    CATEGORIES,
     DEFAULT_VIEWPORT,
     TARGET_KINDS,
     ActionContext,
@@ -49,7 +50,6 @@ from .actions import (
     parse_tab,
     selector_kind,
 )
-from .approval import CATEGORIES
 from .errors import ConfigError
 from .parser import ToolSyntax, ToolUse, Vocabulary
 from .profiles import ROO, ActionForm, Profile, format_call, get_profile
@@ -207,13 +207,47 @@ COMPLETION_TOOL = Tool(
 STANDARD_TOOLS: dict[str, Tool] = {COMPLETION_TOOL.name: COMPLETION_TOOL}
 
 
+def offered_actions(
+    profile: Profile,
+    actions: Iterable[str] | None = None,
+    disabled: Iterable[str] = (),
+    *,
+    browser: bool = True,
+) -> tuple[str, ...]:
+    """The actions a registry offers: the profile's (or ``actions``, some of them), less the ``disabled``.
+
+    The one place where turning actions off is applied; the prompt lists what
+    this returns, and validation refuses the rest as ``disabled_action``.
+    Unknown names, and turning off the opener or the closer, are the host's
+    errors.
+    """
+    names = profile.names
+    off = tuple(disabled)
+    unknown_off = [a for a in off if a not in profile.actions]
+    if unknown_off:
+        raise ConfigError(
+            f"disabled_actions names {unknown_off}, which the {profile.name} profile does not have;"
+            f" its actions are: {', '.join(names)}"
+        )
+    acts = tuple(actions) if actions is not None else names
+    unknown = [a for a in acts if a not in profile.actions]
+    if unknown:
+        raise ConfigError(f"unknown browser actions {unknown}; known: {', '.join(names)}")
+    acts = tuple(a for a in acts if a not in off)
+    if browser and (profile.opener not in acts or (profile.closer in names and profile.closer not in acts)):
+        raise ConfigError(f"the {profile.opener} and {profile.closer} actions cannot be turned off")
+    return tuple(a for a in names if a in acts)
+
+
 class ToolRegistry:
     """The tools a session offers: ``browser_action`` (a profile, some or all of its actions) and host tools.
 
     ``profile`` is ``"roo"`` (the nine classic actions, by coordinates) or
-    ``"full"`` (targets by ref and selector too, and the form actions); it sets
-    the parser's vocabulary for ``browser_action``, the validation of each
-    action, and the system prompt's template.
+    ``"full"`` (targets by ref and selector too, and the form actions), or one
+    of the seeds' dialects; it sets the parser's vocabulary for the browser
+    tool(s), the validation of each action, and the system prompt's template.
+    ``actions`` (some of the profile's) and ``disabled`` (the host's
+    ``disabled_actions``) narrow what is offered: see :func:`offered_actions`.
     """
 
     def __init__(
@@ -223,18 +257,11 @@ class ToolRegistry:
         browser: bool = True,
         actions: Iterable[str] | None = None,
         profile: ProfileName | Profile = "roo",
+        disabled: Iterable[str] = (),
     ) -> None:
         self.browser = browser
         self.profile: Profile = get_profile(profile)
-        names = self.profile.names
-        acts = tuple(actions) if actions is not None else names
-        unknown = [a for a in acts if a not in self.profile.actions]
-        if unknown:
-            raise ConfigError(f"unknown browser actions {unknown}; known: {', '.join(names)}")
-        p = self.profile
-        if browser and (p.opener not in acts or (p.closer in names and p.closer not in acts)):
-            raise ConfigError(f"the {p.opener} and {p.closer} actions cannot be turned off")
-        self.actions: tuple[str, ...] = tuple(a for a in names if a in acts)
+        self.actions: tuple[str, ...] = offered_actions(self.profile, actions, disabled, browser=browser)
         self._tools: dict[str, Tool] = {}
         self._vocab: Vocabulary | None = None
         for t in tools:
