@@ -36,7 +36,7 @@ ALLOWED: dict[str, set[str]] = {
     "_loop": {"errors"},
     "actions": {*_BASE, "urlpolicy"},
     "protocol": {"errors", "parser"},
-    "approval": {"errors", "parser"},
+    "approval": {"actions", "errors", "parser"},
     "profiles": {*_BASE, "actions", "parser"},
     "tools": {*_BASE, "actions", "approval", "parser", "profiles"},
     "turn": {*_BASE, "approval", "parser", "protocol", "tools"},
