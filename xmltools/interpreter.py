@@ -31,7 +31,7 @@ import logging
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
@@ -39,6 +39,7 @@ from . import secrets as secret_values
 from ._loop import LoopThread
 from .actions import InTab, Launch
 from .approval import Allow, ApprovalPolicy, Ask, Callback, PendingApproval
+from .browser.base import BrowserLike
 from .config import Config
 from .errors import BrowserError, ConfigError, MistakeLimitError, UsageError
 from .parser import Event as ParseEvent
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AsyncInterpreter",
-    "BrowserLike",
     "CallOutcome",
     "Interpreter",
     "StreamUpdate",
@@ -69,22 +69,6 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 logging.getLogger("xmltools").addHandler(logging.NullHandler())  # silent unless the host configures it
 ERRORS_SHOWN = 3  # broken calls in one message whose errors are spelled out; the rest are counted
-
-
-@runtime_checkable
-class BrowserLike(Protocol):
-    """What the interpreter needs of a browser (the real controller, or a stand-in)."""
-
-    viewport: Viewport
-
-    @property
-    def is_open(self) -> bool: ...
-
-    async def run(self, action: object) -> Observation | Failure | None: ...
-
-    async def close(self) -> Failure | None: ...
-
-    async def shutdown(self) -> None: ...
 
 
 @dataclass(frozen=True)
