@@ -7,7 +7,7 @@ stream, and returns a :class:`Turn`: the messages to append, the calls found,
 what ran, what was refused and why, and the protocol state.
 
 The browser is behind a seam (:class:`BrowserLike`): by default a real
-:class:`~xmltools.browser.controller.BrowserSession`, started on the first
+:class:`~xmltools.browser.session.BrowserSession`, started on the first
 ``launch``; tests and offline replays pass their own (``browser=``, or
 ``browser_factory=`` for named sessions).
 
@@ -354,9 +354,9 @@ class AsyncInterpreter:
             if self._browser_factory is not None:
                 browser = self._browser_factory(name)
             else:
-                from .browser.controller import BrowserConfig, BrowserSession
+                from .browser.session import BrowserSession
 
-                cfg = BrowserConfig.from_config(self.config)
+                cfg = self.config.browser_settings()
                 if cfg.profile_dir is not None and name != DEFAULT_SESSION:
                     # each named session keeps its own user data, beside the default one's
                     cfg = dataclasses.replace(cfg, profile_dir=cfg.profile_dir / "xmltools-sessions" / name)
