@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
 
 from conftest import ROUTES
 
-from xmltools.browser.controller import CHROMIUM_FLAGS, BrowserSession
 from xmltools.browser.locate import find_chromium
-from xmltools.browser.pool import BrowserPool
+from xmltools.browser.pool import CHROMIUM_FLAGS, BrowserPool
+from xmltools.browser.session import BrowserSession
 from xmltools.render import Renderer
 from xmltools.results import Failure, Observation, Point
 from xmltools.serve import serve_directory
@@ -237,7 +237,7 @@ async def bench_snapshot(base: str, n: int, docs: str | None) -> dict[str, Any]:
     """A click by ref with a snapshot observation, against raw Playwright; and snapshot sizes."""
     from types import SimpleNamespace
 
-    from xmltools.browser.controller import BrowserConfig
+    from xmltools.browser.settings import BrowserConfig
 
     out: dict[str, Any] = {}
     exe = find_chromium().path
@@ -306,7 +306,7 @@ async def bench_extract(docs: str, n: int) -> dict[str, Any]:
     title, and ``inner_text("body")`` alone.
     """
     from xmltools.actions import GetHtml, GetText
-    from xmltools.browser.controller import BrowserConfig
+    from xmltools.browser.settings import BrowserConfig
 
     url = docs + "/library/functions.html"
     exe = find_chromium().path
@@ -368,7 +368,7 @@ async def bench_extract(docs: str, n: int) -> dict[str, Any]:
 
 
 async def bench_formats(base: str) -> dict[str, int]:
-    from xmltools.browser.controller import BrowserConfig
+    from xmltools.browser.settings import BrowserConfig
 
     out: dict[str, int] = {}
     pool = BrowserPool()

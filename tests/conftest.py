@@ -96,7 +96,7 @@ def site() -> Iterator[str]:
 
 @pytest.fixture
 async def browser() -> AsyncIterator[object]:
-    from xmltools.browser.controller import BrowserSession
+    from xmltools.browser.session import BrowserSession
 
     async with BrowserSession() as b:
         yield b

@@ -15,9 +15,11 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Page
 
-from xmltools.browser.controller import BrowserConfig, BrowserSession, Timeouts, discover_remote
 from xmltools.browser.images import image_size
 from xmltools.browser.locate import find_chromium
+from xmltools.browser.pool import discover_remote
+from xmltools.browser.session import BrowserSession
+from xmltools.browser.settings import BrowserConfig, Timeouts
 from xmltools.browser.sync import SyncBrowser
 from xmltools.errors import RemoteBrowserError
 from xmltools.results import Failure, Observation, Point, Viewport

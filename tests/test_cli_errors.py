@@ -61,10 +61,10 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 @pytest.fixture
 def own_pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[BrowserPool]:
     """A pool of this test's own: a browser another test left in the shared pool must not answer here."""
-    from xmltools.browser import controller
+    from xmltools.browser import session
 
     pool = BrowserPool()
-    monkeypatch.setattr(controller, "default_pool", lambda: pool)
+    monkeypatch.setattr(session, "default_pool", lambda: pool)
     yield pool
     pool.close()
 

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from xmltools.browser.controller import BrowserConfig, BrowserSession
 from xmltools.browser.extract import clean_html
+from xmltools.browser.session import BrowserSession
+from xmltools.browser.settings import BrowserConfig
 from xmltools.results import Failure, Observation, Point
 
 pytestmark = pytest.mark.browser
@@ -217,8 +218,8 @@ async def test_back_and_forward_thirty_times_on_pages_that_answer_late(
 
 
 async def test_a_very_tall_screenshot_is_shown_cut_and_saved_whole(site: str, tmp_path: Path) -> None:
-    from xmltools.browser.controller import MAX_SHOWN_HEIGHT
     from xmltools.browser.images import image_size
+    from xmltools.browser.perform.reading import MAX_SHOWN_HEIGHT
 
     async with BrowserSession(BrowserConfig(workspace=tmp_path)) as b:
         ok(await b.launch(site + "/long.html"))

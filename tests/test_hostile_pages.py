@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from xmltools.browser.controller import BrowserConfig, BrowserSession
+from xmltools.browser.session import BrowserSession
+from xmltools.browser.settings import BrowserConfig
 from xmltools.render import Renderer
 from xmltools.results import Failure, Observation, Point
 from xmltools.urlpolicy import UrlPolicy

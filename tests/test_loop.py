@@ -320,7 +320,7 @@ DONE = "<attempt_completion><result>done</result></attempt_completion>"
 @pytest.fixture
 def made_browsers(monkeypatch: pytest.MonkeyPatch) -> list[FakeBrowser]:
     """The browsers an interpreter makes on its own are stand-ins here (no Chromium)."""
-    from xmltools.browser import controller
+    from xmltools.browser import session
 
     made: list[FakeBrowser] = []
 
@@ -328,7 +328,7 @@ def made_browsers(monkeypatch: pytest.MonkeyPatch) -> list[FakeBrowser]:
         made.append(FakeBrowser())
         return made[-1]
 
-    monkeypatch.setattr(controller, "BrowserSession", make)
+    monkeypatch.setattr(session, "BrowserSession", make)
     return made
 
 

@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from xmltools.browser.controller import BrowserConfig, BrowserSession, Timeouts
+from xmltools.browser.session import BrowserSession
+from xmltools.browser.settings import BrowserConfig, Timeouts
 from xmltools.results import Failure, Observation, Point
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

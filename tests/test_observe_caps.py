@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from xmltools.browser.collect import ConsoleCollector, NoteCollector, clip
 from xmltools.browser.failures import TABLE, FailureClass, classify, first_line
-from xmltools.browser.observe import Caps, ConsoleCollector, NoteCollector, clip
+from xmltools.browser.settings import Caps
 
 
 def test_clip_states_the_cut() -> None:

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from xmltools.browser.controller import BrowserConfig, BrowserSession
 from xmltools.browser.pool import Backend, BrowserPool, PoolFullError
+from xmltools.browser.session import BrowserSession
+from xmltools.browser.settings import BrowserConfig
 from xmltools.errors import BrowserError, ConfigError
 from xmltools.results import Failure, Observation, Point
 
@@ -80,7 +81,7 @@ async def test_sessions_share_one_browser_and_stay_isolated(site: str) -> None:
 
 
 async def test_a_full_pool_refuses_within_the_launch_bound(site: str) -> None:
-    from xmltools.browser.controller import Timeouts
+    from xmltools.browser.settings import Timeouts
 
     pool = BrowserPool(max_sessions=1)
     cfg = BrowserConfig(timeouts=Timeouts(launch=1.0))
@@ -142,7 +143,7 @@ async def test_launch_and_close_leave_no_temporary_folders(site: str) -> None:
 HOST = textwrap.dedent(
     """
     import asyncio, sys
-    from xmltools.browser.controller import BrowserSession
+    from xmltools.browser.session import BrowserSession
 
     async def main():
         b = BrowserSession()

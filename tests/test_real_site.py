@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from xmltools.browser.controller import BrowserSession
+from xmltools.browser.session import BrowserSession
 from xmltools.results import Failure, Observation, Point
 from xmltools.serve import serve_directory
 

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from xmltools.browser.controller import BrowserConfig, BrowserSession, Timeouts
 from xmltools.browser.pool import Backend, BrowserPool
+from xmltools.browser.session import BrowserSession
+from xmltools.browser.settings import BrowserConfig, Timeouts
 from xmltools.config import Config
 from xmltools.errors import BrowserError, ConfigError
 from xmltools.results import Failure, Observation, Point
@@ -53,9 +54,9 @@ async def read_state(b: BrowserSession) -> tuple[str, Any]:
 
 
 def test_the_settings_reach_the_browser_config(tmp_path: Path) -> None:
-    cfg = BrowserConfig.from_config(Config(profile_dir=tmp_path / "p", idle_timeout=2.5))
+    cfg = Config(profile_dir=tmp_path / "p", idle_timeout=2.5).browser_settings()
     assert cfg.profile_dir == tmp_path / "p" and cfg.idle_timeout == 2.5
-    assert BrowserConfig.from_config(Config()).profile_dir is None
+    assert Config().browser_settings().profile_dir is None
     with pytest.raises(ConfigError):
         BrowserConfig(idle_timeout=0)
 
@@ -64,7 +65,7 @@ async def test_a_profile_folder_needs_a_local_browser(tmp_path: Path, pool: Brow
     with pytest.raises(ConfigError, match="profile_dir needs a local browser"):
         BrowserConfig(remote="http://127.0.0.1:9222", profile_dir=tmp_path)
     with pytest.raises(ConfigError, match="profile_dir needs a local browser"):
-        BrowserConfig.from_config(Config(remote="auto", profile_dir=tmp_path))
+        Config(remote="auto", profile_dir=tmp_path).browser_settings()
     remote = Backend("cdp", endpoint="http://127.0.0.1:9")
     with pytest.raises(ConfigError, match="profile_dir needs a local browser"):
         await pool.run(pool.persistent_context(remote, tmp_path, 1.0))

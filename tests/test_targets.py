@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from xmltools.browser.controller import BrowserConfig, BrowserSession
+from xmltools.browser.session import BrowserSession
+from xmltools.browser.settings import BrowserConfig
 from xmltools.results import Failure, Observation, Point
 
 pytestmark = pytest.mark.browser

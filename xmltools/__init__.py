@@ -34,7 +34,9 @@ _OWNERS: dict[str, str] = {
         ],
         "errors",
     ),
-    **dict.fromkeys(["AsyncInterpreter", "BrowserLike", "Interpreter"], "interpreter"),
+    **dict.fromkeys(["BrowserLike", "StubBrowser"], "browser.base"),
+    "BrowserSession": "browser.session",
+    **dict.fromkeys(["AsyncInterpreter", "Interpreter"], "interpreter"),
     **dict.fromkeys(
         ["LoopEvent", "LoopResult", "arun_loop", "loop_registry", "loop_system_prompt", "run_loop"], "loop"
     ),
@@ -79,6 +81,7 @@ __all__ = [
     "BrowserError",
     "BrowserLike",
     "BrowserNotFoundError",
+    "BrowserSession",
     "CallOutcome",
     "Config",
     "ConfigError",
@@ -106,6 +109,7 @@ __all__ = [
     "State",
     "StreamClosedError",
     "StreamParser",
+    "StubBrowser",
     "TextBlock",
     "TextDelta",
     "Tool",
@@ -150,6 +154,8 @@ def __dir__() -> list[str]:
 
 if _typing.TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
     from .approval import Allow, ApprovalPolicy, Ask, Deny, PendingApproval
+    from .browser.base import BrowserLike, StubBrowser
+    from .browser.session import BrowserSession
     from .config import Config
     from .errors import (
         ApprovalError,
@@ -165,7 +171,7 @@ if _typing.TYPE_CHECKING:  # what type checkers and editors see: the same names,
         XmltoolsError,
         exit_code,
     )
-    from .interpreter import AsyncInterpreter, BrowserLike, Interpreter
+    from .interpreter import AsyncInterpreter, Interpreter
     from .loop import LoopEvent, LoopResult, arun_loop, loop_registry, loop_system_prompt, run_loop
     from .models import AnthropicModel, OpenAIModel, Usage
     from .parser import (

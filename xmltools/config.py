@@ -8,7 +8,8 @@ capitals: ``XMLTOOLS_VIEWPORT=1280x800``, ``XMLTOOLS_POLICY=allow``; the old
 (``xmltools.toml``, top level or under ``[xmltools]``), ``[tool.xmltools]`` of
 ``pyproject.toml``, then the defaults.  A name that is no setting, in any of
 them, is an error naming the closest one.  :func:`explain` says where each value
-came from (``xmltools config``).  Pure: no browser and no templates are touched here.
+came from (``xmltools config``).  Pure: no browser and no templates are touched here; the
+browser's view (:meth:`Config.browser_settings`) is plain data from ``browser/settings.py``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import (
@@ -44,6 +45,9 @@ from .results import Viewport
 from .secrets import ENV_PREFIX as SECRET_PREFIX  # XMLTOOLS_SECRET_<NAME>: read by a replay
 from .tools import ActionContext, parse_size
 from .urlpolicy import UrlPolicy
+
+if TYPE_CHECKING:
+    from xmltools.browser.settings import BrowserConfig
 
 __all__ = ["Config", "Setting", "explain", "format_settings", "settings_table"]
 
@@ -233,6 +237,45 @@ class Config(BaseModel):
 
     def limits(self) -> Limits:
         return Limits(max_message_chars=self.max_message_chars, max_param_chars=self.max_param_chars)
+
+    def browser_settings(self) -> BrowserConfig:
+        """The browser's frozen view of this configuration (the browser package never sees Config)."""
+        # imported here: the browser package's settings, which load no Playwright
+        from xmltools.browser.settings import BrowserConfig, Caps, Timeouts
+
+        return BrowserConfig(
+            executable=self.executable,
+            remote=self.remote,
+            headless=self.headless,
+            viewport=self.viewport,
+            screenshot_format=self.screenshot_format,
+            screenshot_quality=self.screenshot_quality,
+            device_scale_factor=self.device_scale_factor,
+            downloads_dir=self.downloads_dir,
+            timeouts=Timeouts(
+                launch=self.launch_timeout,
+                navigation=self.navigation_timeout,
+                action=self.action_timeout,
+                settle=self.settle_timeout,
+            ),
+            caps=Caps(
+                console_entries=self.max_console_entries,
+                console_entry_chars=self.max_console_entry_chars,
+                console_chars=self.max_console_chars,
+                title_chars=self.max_title_chars,
+                notes=self.max_notes,
+                note_chars=self.max_note_chars,
+            ),
+            url_policy=self.url_policy(),
+            observe=self.observe,
+            max_snapshot_chars=self.max_snapshot_chars,
+            snapshot_boxes=self.snapshot_boxes,
+            max_extract_chars=self.max_extract_chars,
+            max_wait_seconds=self.max_wait_seconds,
+            workspace=self.workspace,
+            profile_dir=self.profile_dir,
+            idle_timeout=self.idle_timeout,
+        )
 
     # -- loading ---------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .browser.base import StubBrowser
 from .config import Config
 from .errors import ConfigError
 from .interpreter import AsyncInterpreter
@@ -34,8 +35,7 @@ from .models import OpenAIModel
 from .parser import TextBlock, ToolUse, parse
 from .render import Renderer
 from .replaying import replay
-from .results import Failure, Observation, Point, Viewport
-from .tools import STANDARD_TOOLS, Click, Hover, Launch, Resize, ToolRegistry
+from .tools import STANDARD_TOOLS, ToolRegistry
 from .transcript import (
     OFFLINE_BASE_URL,
     Header,
@@ -50,7 +50,6 @@ from .turn import Turn
 __all__ = [
     "Run",
     "Scores",
-    "StubBrowser",
     "TrialStats",
     "TurnDiff",
     "Variant",
@@ -244,42 +243,6 @@ def format_rerender(diffs: Sequence[TurnDiff], *, show_diff: bool = True) -> str
 
 
 # -- scoring ---------------------------------------------------------------------------------
-
-
-class StubBrowser:
-    """Every action succeeds with a bare observation: scoring measures the model's calls, not a page."""
-
-    def __init__(self, viewport: Viewport | None = None) -> None:
-        self.viewport = viewport or Viewport(width=900, height=600)
-        self.open = False
-        self.url = "about:blank"
-
-    @property
-    def is_open(self) -> bool:
-        return self.open
-
-    async def run(self, action: object) -> Observation | Failure | None:
-        action = getattr(action, "inner", action)  # an action in a named tab (InTab)
-        if getattr(action, "action", "") == "close":
-            self.open = False
-            return None
-        if isinstance(action, Launch):
-            self.open = True
-            self.url = action.url or "about:blank"
-        if isinstance(action, Resize):
-            self.viewport = action.size
-        mouse: Point | None = action.coordinate if isinstance(action, (Click, Hover)) else None
-        return self.observation(action, mouse)
-
-    def observation(self, action: object, mouse: Point | None) -> Observation:
-        return Observation(url=self.url, title="", viewport=self.viewport, mouse=mouse)
-
-    async def close(self) -> Failure | None:
-        self.open = False
-        return None
-
-    async def shutdown(self) -> None:
-        self.open = False
 
 
 @dataclass

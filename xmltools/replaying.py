@@ -562,7 +562,7 @@ async def replay(
 async def _compare_shots(
     step: ReplayStep, t: Transcript, interp: AsyncInterpreter, how: ReplaySettings, diffs: Path | None
 ) -> None:
-    from .browser.controller import BrowserSession
+    from .browser.session import BrowserSession
 
     for k, (o, r) in enumerate(zip(step.turn.outcomes, step.recorded, strict=True)):
         obs = o.observation or (o.failure.observation if o.failure else None)

@@ -1,4 +1,4 @@
-"""One table that classifies every failure the browser reports.
+"""One table that classifies every failure the browser reports; the one way an action's error is reported.
 
 Three classes, and what the controller does with each:
 
@@ -15,13 +15,32 @@ Playwright reports all of them as one ``Error`` type whose message tells them
 apart, so the table matches on message fragments.  An unknown message counts
 as ``PAGE``, and the session's liveness is checked before the verdict is
 final (see :func:`classify`): a dead browser makes any error ``LOST``.
+
+The other side: an action that stops short for a reason the model is told as
+it is (its target was wrong, the page would not load, a wait it asked for ran
+out) raises an :class:`ActionError` that carries its :class:`Failure` kind,
+and :func:`to_failure` is the one place that turns it into a Failure.  Pure:
+must not import Playwright.
 """
 
 from __future__ import annotations
 
 from enum import Enum
+from typing import Literal
 
-__all__ = ["FailureClass", "classify", "first_line"]
+from ..results import Failure, Observation
+
+__all__ = [
+    "ActionError",
+    "FailureClass",
+    "NavigationError",
+    "WaitedOut",
+    "classify",
+    "first_line",
+    "to_failure",
+]
+
+ActionErrorKind = Literal["navigation", "timeout", "no_target", "target"]
 
 
 class FailureClass(Enum):
@@ -81,3 +100,31 @@ def first_line(err: BaseException) -> str:
     if sep and "." in head and " " not in head:
         return rest
     return line
+
+
+class ActionError(Exception):
+    """An action stopped short; the message is for the model, and the session goes on."""
+
+    kind: ActionErrorKind = "target"
+
+    def __init__(self, message: str, *, kind: ActionErrorKind | None = None) -> None:
+        super().__init__(message)
+        if kind is not None:
+            self.kind = kind
+
+
+class NavigationError(ActionError):
+    """A page could not be opened or loaded (refused by the policy, no answer, a network error)."""
+
+    kind: ActionErrorKind = "navigation"
+
+
+class WaitedOut(ActionError):
+    """A wait the model asked for ran out: reported, not a mistake."""
+
+    kind: ActionErrorKind = "timeout"
+
+
+def to_failure(err: ActionError, observation: Observation | None) -> Failure:
+    """The Failure an action's error is reported as, with the page as it now is (when it can be seen)."""
+    return Failure(kind=err.kind, message=str(err), observation=observation)

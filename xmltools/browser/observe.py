@@ -1,154 +1,239 @@
-"""What is collected from a page between two observations, and the caps on all of it.
+"""Looking at the page: the screenshot, the ARIA snapshot, and the observation built from them, capped.
 
-A page can log a million console lines, raise thousands of dialogs or set a
-title of a megabyte; the model must never receive that.  The collectors here
-keep memory bounded while the page misbehaves (the first and the last entries,
-and a count of what was left out) and every cut is stated in a note.  Pure
-Python: no Playwright here, so the caps are tested without a browser.
+Owns how a page is captured (over the DevTools protocol, WebP by default,
+with Playwright's own screenshot as the fallback), the snapshot with its refs
+(handed to :class:`~.targets.Targets`), the capture that is taken again when
+the document changes under it, and the :class:`~xmltools.results.Observation`
+that carries it all with what :class:`~.watch.Watch` collected.  Every text
+taken from the page is capped (:class:`~.settings.Caps`).  Must not import the
+handlers or the session.
 """
 
 from __future__ import annotations
 
-from collections import deque
+import asyncio
+import base64
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Literal
 
-from ..results import ConsoleEntry
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
 
-__all__ = ["Caps", "ConsoleCollector", "NoteCollector", "clip"]
+from ..results import Observation, Point, Screenshot, Viewport
+from ..snapshot import ref_lines, refs_in, shape
+from .bounds import MAX_NAVIGATIONS, Bounds, Hung, forget
+from .collect import clip
+from .failures import FailureClass
+from .images import image_size
+from .settings import BrowserConfig
+from .tabs import Tabs
+from .targets import Targets
+from .watch import Watch
+
+__all__ = ["Observer", "Seen", "SnapshotRequest"]
 
 
 @dataclass(frozen=True)
-class Caps:
-    """The caps on one observation, with their documented defaults."""
-
-    console_entries: int = 50  # console entries per observation (the first half and the last half kept)
-    console_entry_chars: int = 1_000  # the length of one console entry
-    console_chars: int = 8_000  # all console entries of one observation together
-    title_chars: int = 300
-    url_chars: int = 2_000
-    notes: int = 20  # notes per observation
-    note_chars: int = 300  # the length of one note
+class SnapshotRequest:
+    target: Any = None  # a ref or selector target (xmltools.actions.Target), or None for the page
+    depth: int | None = None
+    find: str | None = None
 
 
-def clip(text: str, limit: int) -> str:
-    """``text`` cut to about ``limit`` characters, saying how much was left out."""
-    if len(text) <= limit:
-        return text
-    keep = max(0, limit - 40)
-    return f"{text[:keep]}… ({len(text) - keep:,} more characters)"
+@dataclass(frozen=True)
+class Seen:
+    """One capture of the page: what the observation shows of it."""
+
+    page: Page
+    shot: Screenshot | None
+    title: str
+    snapshot: str | None
 
 
-class ConsoleCollector:
-    """Console entries since the last observation: bounded, with consecutive repeats folded."""
-
-    def __init__(self, caps: Caps) -> None:
-        self.caps = caps
-        self._head: list[tuple[ConsoleEntry, int]] = []
-        self._tail_max = max(1, caps.console_entries // 2)
-        self._head_max = max(0, caps.console_entries - self._tail_max)
-        self._tail: deque[tuple[ConsoleEntry, int]] = deque(maxlen=self._tail_max)
-        self._dropped = 0
-
-    def add(self, type_: str, text: str) -> None:
-        entry = ConsoleEntry(type=type_, text=clip(text, self.caps.console_entry_chars))
-        last = self._tail if self._tail else self._head
-        if last and last[-1][0] == entry:
-            last[-1] = (entry, last[-1][1] + 1)
-            return
-        if len(self._head) < self._head_max:
-            self._head.append((entry, 1))
-            return
-        if len(self._tail) == self._tail_max:
-            self._dropped += 1
-        self._tail.append((entry, 1))
-
-    def clear(self) -> None:
-        self._head.clear()
-        self._tail.clear()
-        self._dropped = 0
-
-    def take(self) -> tuple[tuple[ConsoleEntry, ...], list[str]]:
-        """The entries to report, and the notes that state any cut.  Empties the collector."""
-        entries = []
-        budget = self.caps.console_chars
-        over = 0
-        for e, n in (*self._head, *self._tail):
-            entry = _folded(e, n)
-            if len(entry.text) > budget:
-                over += 1
-                continue
-            budget -= len(entry.text)
-            entries.append(entry)
-        notes = []
-        if self._dropped:
-            notes.append(
-                f"{self._dropped:,} console entries between the first {len(self._head)} and the last"
-                f" {len(self._tail)} were left out"
-            )
-        if over:
-            notes.append(
-                f"{over} more console entries were left out: together they passed"
-                f" {self.caps.console_chars:,} characters"
-            )
-        self.clear()
-        return tuple(entries), notes
+class _Moved(Exception):
+    """The page moved to a new document while it was being looked at."""
 
 
-def _folded(entry: ConsoleEntry, count: int) -> ConsoleEntry:
-    if count == 1:
-        return entry
-    return ConsoleEntry(type=entry.type, text=f"{entry.text} (repeated {count:,} times)")
+class Observer:
+    """How one session looks at its current page."""
 
+    def __init__(
+        self, config: BrowserConfig, tabs: Tabs, watch: Watch, targets: Targets, bounds: Bounds
+    ) -> None:
+        self.config = config
+        self.tabs = tabs
+        self.watch = watch
+        self.targets = targets
+        self.bounds = bounds
+        self.last_url: str | None = None  # the URL of the latest observation, for a relaunch hint
+        self._webp = True  # until the browser shows it cannot encode WebP
 
-@dataclass
-class _Dialogs:
-    count: int
-    first: str
-    last: str
+    async def observe(
+        self,
+        viewport: Viewport,
+        mouse: Point | None,
+        extra_notes: list[str] | None = None,
+        target: str | None = None,
+        captured: Seen | None = None,
+    ) -> Observation:
+        """The page as it is now, with everything collected since the last observation."""
+        caps = self.config.caps
+        seen = captured or await self.capture(viewport)
+        page = seen.page
+        console, cut = self.watch.console.take()
+        self.last_url = page.url
+        return Observation(
+            url=clip(page.url, caps.url_chars),
+            title=clip(seen.title, caps.title_chars),
+            console=console,
+            screenshot=seen.shot,
+            viewport=viewport,
+            mouse=mouse,
+            notes=self.watch.notes.take([*(extra_notes or []), *cut]),
+            target=target,
+            snapshot=seen.snapshot,
+            tabs=await self.tabs.lines(),
+        )
 
+    async def capture(self, viewport: Viewport, snap: SnapshotRequest | None = None) -> Seen:
+        """Title, screenshot and snapshot, as the observe mode asks; seen again if the document changes.
 
-class NoteCollector:
-    """Notes since the last observation: identical notes and dialogs are folded into counts."""
-
-    def __init__(self, caps: Caps) -> None:
-        self.caps = caps
-        self._notes: dict[str, int] = {}  # in order of first appearance
-        self._dialogs: dict[str, _Dialogs] = {}
-
-    def add(self, note: str) -> None:
-        note = clip(note, self.caps.note_chars)
-        if note in self._notes or len(self._notes) < self.caps.notes * 4:
-            self._notes[note] = self._notes.get(note, 0) + 1
-        else:
-            self._notes["(more notes were left out)"] = 1
-
-    def dialog(self, kind: str, message: str) -> None:
-        msg = clip(message, 200)
-        seen = self._dialogs.setdefault(kind, _Dialogs(0, msg, msg))
-        seen.count += 1
-        seen.last = msg
-
-    def clear(self) -> None:
-        self._notes.clear()
-        self._dialogs.clear()
-
-    def take(self, extra: list[str] | None = None) -> tuple[str, ...]:
-        """The notes to report (dialogs first), capped.  Empties the collector."""
-        for note in extra or ():
-            self.add(note)
-        out = []
-        for kind, d in self._dialogs.items():
-            if d.count == 1:
-                out.append(f"a {kind} dialog was dismissed: {d.first!r}")
-            else:
-                out.append(
-                    f"{d.count:,} {kind} dialogs were dismissed"
-                    f" (the first said {d.first!r}, the last {d.last!r})"
+        After a few documents have changed under the protocol's capture,
+        Playwright's own screenshot (PNG) is used: it copes with a page that
+        keeps navigating.
+        """
+        t = self.config.timeouts
+        mode = self.config.observe
+        if snap is None and mode != "screenshot":
+            snap = SnapshotRequest()
+        for attempt in range(MAX_NAVIGATIONS):
+            page = self.tabs.require_page()
+            shoot = self._screenshot if attempt < 3 else self._page_screenshot
+            try:
+                title, shot, text = await asyncio.gather(
+                    self.bounds.bounded(page.title(), t.action),
+                    shoot() if mode != "snapshot" else _none(),
+                    self._snapshot_text(page, snap, viewport) if snap is not None else _none(),
                 )
-        for note, n in self._notes.items():
-            out.append(note if n == 1 else f"{note} ({n:,} times)")
-        if len(out) > self.caps.notes:
-            left = len(out) - (self.caps.notes - 1)
-            out = [*out[: self.caps.notes - 1], f"{left:,} more notes were left out"]
-        self.clear()
-        return tuple(out)
+                return Seen(page, shot, title, text)
+            except (PlaywrightError, _Moved) as e:
+                if isinstance(e, PlaywrightError) and self.watch.classify(e) is not FailureClass.TRANSIENT:
+                    raise
+                await asyncio.sleep(0.02)
+        raise Hung("the page kept changing under the screenshot")
+
+    async def boxes(self, selectors: Sequence[str]) -> list[tuple[float, float, float, float]]:
+        """The viewport boxes of every element the selectors match; none for a bad selector."""
+        page = self.tabs.require_page()
+        out: list[tuple[float, float, float, float]] = []
+        for sel in selectors:
+            try:
+                found = await self.bounds.bounded(
+                    page.locator(sel).evaluate_all(_BOXES_JS), self.config.timeouts.action
+                )
+            except PlaywrightError:
+                continue
+            out.extend((float(x), float(y), float(w), float(h)) for x, y, w, h in found)
+        return out
+
+    async def _page_screenshot(self) -> Screenshot:
+        """Playwright's own screenshot (PNG or JPEG): slower, but it copes with any page."""
+        c = self.config
+        t = c.timeouts
+        page = self.tabs.require_page()
+        kind: Literal["png", "jpeg"] = "jpeg" if c.screenshot_format == "jpeg" else "png"
+        quality = c.screenshot_quality if kind == "jpeg" else None
+        data = await self.bounds.bounded(
+            page.screenshot(type=kind, quality=quality, scale="device", timeout=t.screenshot * 1000),
+            t.screenshot + 1,
+        )
+        w, h = image_size(data)
+        return Screenshot(data=data, format=kind, width=w, height=h)
+
+    async def _screenshot(self) -> Screenshot:
+        """A screenshot over the DevTools protocol (WebP by default).
+
+        Raises :class:`_Moved` when the page commits a new document while the
+        capture waits: such a capture may never finish, so it is abandoned.
+        """
+        c = self.config
+        t = c.timeouts
+        if c.device_scale_factor != 1:
+            # A clipped protocol capture would drop this page's emulated pixel ratio, so Playwright's
+            # own screenshot takes this case; it has no WebP, which then falls back to PNG.
+            return await self._page_screenshot()
+        fmt = c.screenshot_format if (c.screenshot_format != "webp" or self._webp) else "png"
+        params: dict[str, Any] = {"format": fmt, "captureBeyondViewport": False, "fromSurface": True}
+        if fmt != "png":
+            params["quality"] = c.screenshot_quality
+        cdp = await self.tabs.ensure_cdp()
+        commits = self.watch.commits
+        capture = asyncio.ensure_future(cdp.send("Page.captureScreenshot", params))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + t.screenshot
+        try:
+            while not capture.done():
+                await asyncio.wait({capture}, timeout=0.02)
+                if capture.done():
+                    break
+                if self.watch.commits != commits:
+                    raise _Moved("the page committed a new document during the screenshot")
+                if loop.time() >= deadline:
+                    raise Hung(f"no screenshot within {t.screenshot:g} s")
+            res = capture.result()
+        except PlaywrightError as e:
+            if fmt != "webp" or "format" not in str(e).lower():
+                self.tabs.cdp = None  # the next try attaches again
+                raise
+            self._webp = False  # this browser cannot encode WebP: PNG from now on
+            return await self._screenshot()
+        finally:
+            if not capture.done():
+                capture.cancel()
+            capture.add_done_callback(forget)
+        data = base64.b64decode(res["data"])
+        w, h = image_size(data)
+        return Screenshot(data=data, format=fmt, width=w, height=h)
+
+    async def _snapshot_text(self, page: Page, req: SnapshotRequest, viewport: Viewport) -> str:
+        """Playwright's AI snapshot of the page or of a target, shaped to fit (see xmltools.snapshot)."""
+        c = self.config
+        bound = c.timeouts.screenshot
+        if req.target is not None:
+            loc = await self.targets.locate(req.target)
+            raw = await self.bounds.bounded(
+                loc.aria_snapshot(mode="ai", boxes=True, depth=req.depth, timeout=bound * 1000), bound + 1
+            )
+            self.targets.learn(refs_in(raw), ref_lines(raw), whole=False)
+        else:
+            # boxes only when the page is too long to show whole: they order what is shown, and cost time
+            raw = await self.bounds.bounded(
+                page.aria_snapshot(mode="ai", depth=req.depth, timeout=bound * 1000), bound + 1
+            )
+            if len(raw) > c.max_snapshot_chars or c.snapshot_boxes:
+                raw = await self.bounds.bounded(
+                    page.aria_snapshot(mode="ai", boxes=True, depth=req.depth, timeout=bound * 1000),
+                    bound + 1,
+                )
+            self.targets.learn(refs_in(raw), ref_lines(raw), whole=True)
+        shaped = shape(
+            raw,
+            max_chars=c.max_snapshot_chars,
+            viewport_height=viewport.height,
+            find=req.find,
+            keep_boxes=c.snapshot_boxes,
+        )
+        return shaped.text
+
+
+async def _none() -> None:
+    return None
+
+
+# The viewport boxes of the elements a locator matched, without the ones with no size.
+_BOXES_JS = """
+(els) => els.map((e) => e.getBoundingClientRect())
+  .filter((r) => r.width > 0 && r.height > 0)
+  .map((r) => [r.x, r.y, r.width, r.height])
+"""

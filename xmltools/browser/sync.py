@@ -1,4 +1,4 @@
-"""A synchronous facade over the async controller, usable where an event loop already runs.
+"""A synchronous facade over the async session, usable where an event loop already runs.
 
 Playwright's own sync API refuses to start inside a running event loop (as in
 Jupyter).  This facade runs the async session on an event loop of its own, in
@@ -12,7 +12,8 @@ from typing import Any, Literal, TypeVar
 
 from .._loop import LoopThread
 from ..results import Failure, Observation, Point, Viewport
-from .controller import BrowserConfig, BrowserSession
+from .session import BrowserSession
+from .settings import BrowserConfig
 
 __all__ = ["SyncBrowser"]
 

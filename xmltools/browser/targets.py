@@ -1,4 +1,4 @@
-"""From the model's target (a ref or a selector, with a frame) to one Playwright locator, or its mistake.
+"""From the model's target (a point, a ref, a selector in a frame) to a point or one locator, or its mistake.
 
 Refs come from Playwright's AI snapshot and resolve with its ``aria-ref=``
 selector; selectors are Playwright's syntax, with ``label=``, ``placeholder=``,
@@ -10,26 +10,51 @@ others.  Every way the target can be wrong is the model's mistake and raises
 - a selector that matches nothing, within the action's bound;
 - a selector that matches several elements names how many and the first three;
 - an element that is hidden, disabled or covered says so, and which element
-  covers it.
+  covers it;
+- a point where only the page's background is (kind ``no_target``).
+
+:class:`Targets` is one session's side of it: the refs of the latest snapshot
+of the current document (forgotten when the document changes), and every
+action's way from a target to the element it acts on.  Must not import the
+observer, the handlers or the session.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import FrameLocator, Locator, Page
 
 from ..actions import selector_kind
-from .observe import clip as clip_line
+from ..results import Point
+from . import scripts
+from .bounds import Bounds
+from .collect import clip as clip_line
+from .failures import ActionError
 from .scripts import DESCRIBE
 
-__all__ = ["TargetError", "describe", "disabled", "explain_action_error", "hidden", "locate", "shown"]
+if TYPE_CHECKING:
+    from .tabs import Tabs
+    from .watch import Watch
+
+__all__ = [
+    "TargetError",
+    "Targets",
+    "describe",
+    "disabled",
+    "explain_action_error",
+    "hidden",
+    "locate",
+    "shown",
+    "shown_any",
+]
 
 
-class TargetError(Exception):
-    """The model's target is wrong; the message is for the model."""
+class TargetError(ActionError):
+    """The model's target is wrong (``no_target``: a point on the bare page); the message is for the model."""
 
 
 # the selector shortcuts (parsed by xmltools.actions.selector_kind) -> Playwright's lookups
@@ -165,3 +190,111 @@ def explain_action_error(err: PlaywrightError, target: Any) -> str | None:
 def _first(msg: str) -> str:
     line = msg.strip().splitlines()[0] if msg.strip() else msg
     return clip_line(line.split(": ", 1)[-1], 200)
+
+
+def shown_any(target: Any) -> str:
+    """The target as the model wrote it, a point included."""
+    point = getattr(target, "coordinate", None)
+    if point is not None:
+        return f"point {point.x},{point.y}"
+    return shown(target)
+
+
+class Targets:
+    """One session's targets: the refs of the latest snapshot, and the way from a target to its element."""
+
+    def __init__(self, tabs: Tabs, watch: Watch, bounds: Bounds) -> None:
+        self.tabs = tabs
+        self.watch = watch
+        self.bounds = bounds
+        self._refs: set[str] = set()
+        self._lines: dict[str, str] = {}  # ref -> its element's role and name in that snapshot
+        self._seen_at = -1  # the document (its commit count) the refs belong to
+
+    @property
+    def refs(self) -> set[str]:
+        """The refs of the latest snapshot of the current document (none once it changed)."""
+        if self._seen_at != self.watch.commits:
+            self._refs, self._lines, self._seen_at = set(), {}, self.watch.commits
+        return self._refs
+
+    def learn(self, refs: set[str], lines: dict[str, str], *, whole: bool) -> None:
+        """The refs of a new snapshot: of the whole page (``whole``, replacing), or of a part (added)."""
+        if whole:
+            self._refs, self._lines, self._seen_at = refs, lines, self.watch.commits
+            return
+        self.refs.update(refs)
+        self._lines.update(lines)
+
+    def forget(self) -> None:
+        self._refs, self._lines = set(), {}
+
+    async def describe_point(self, p: Point) -> str:
+        """Who is at ``p``: role and accessible name (``link "Docs"``), and the element marked.
+
+        TargetError (``no_target``) on the page's background.
+        """
+        page = self.tabs.require_page()
+        hit = await self.bounds.bounded(
+            page.evaluate(scripts.HIT, [p.x, p.y, scripts.MARK]), self.bounds.timeouts.action
+        )
+        if hit is None or hit == "":
+            raise TargetError(
+                f"nothing is at {p.x},{p.y}: only the page background is there."
+                " Look at the screenshot and aim at an element.",
+                kind="no_target",
+            )
+        return clip_line(str(hit), 200)
+
+    async def locate(self, target: Any) -> Locator:
+        """The one element a ref or selector names (TargetError otherwise); a point is marked first."""
+        page = self.tabs.require_page()
+        point = getattr(target, "coordinate", None)
+        if point is not None:
+            await self.describe_point(point)  # marks the element under the point
+            return page.locator(f"[{scripts.MARK}]").first
+        return await locate(page, target, refs=self.refs, timeout=self.bounds.timeouts.action)
+
+    async def name(self, target: Any, loc: Locator) -> str:
+        """The element's role and name: as the latest snapshot showed its ref, or asked of the page."""
+        return self._lines.get(getattr(target, "ref", None) or "") or await describe(
+            loc, self.bounds.timeouts.probe
+        )
+
+    async def on_element(
+        self,
+        target: Any,
+        act: Callable[[Locator], Awaitable[Any]],
+        *,
+        enabled: bool = True,
+        visible: bool = True,
+    ) -> str:
+        """Locate, check, name and act on an element; the target's faults become TargetError."""
+        t = self.bounds.timeouts
+        loc = await self.locate(target)
+        state = await self.bounds.bounded(loc.evaluate(scripts.STATE, timeout=t.action * 1000), t.action + 1)
+        if visible and not state.get("visible"):
+            raise TargetError(hidden(shown_any(target)))
+        if enabled and not state.get("enabled"):
+            raise TargetError(disabled(shown_any(target)))
+        named = await self.name(target, loc)
+        try:
+            await self.bounds.input(act(loc), t.action + 1)
+        except PlaywrightError as e:
+            why = explain_action_error(e, target)
+            if why is not None:
+                raise TargetError(why) from e
+            raise
+        return named
+
+    async def centre(self, target: Any) -> Point:
+        """The point a target stands for: its own, or the middle of its element."""
+        point = getattr(target, "coordinate", None)
+        if point is not None:
+            return point  # type: ignore[no-any-return]
+        t = self.bounds.timeouts
+        loc = await self.locate(target)
+        box = await self.bounds.bounded(loc.bounding_box(timeout=t.action * 1000), t.action + 1)
+        if box is None:
+            raise TargetError(f"the element of the {shown_any(target)} is not on the screen.")
+        return Point(x=int(box["x"] + box["width"] / 2), y=int(box["y"] + box["height"] / 2))

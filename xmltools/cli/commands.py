@@ -248,8 +248,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
-    from ..browser.controller import BrowserConfig, BrowserSession
     from ..browser.locate import browser_version, find_chromium, install_hint
+    from ..browser.session import BrowserSession
+    from ..browser.settings import BrowserConfig
     from ..errors import BrowserNotFoundError
     from ..results import Failure
     from ..serve import serve_directory

@@ -27,7 +27,8 @@ The parts, one concern each: :mod:`.core` (a message's flow), :mod:`.calls`
 
 from __future__ import annotations
 
-from .core import AsyncInterpreter, BrowserLike, default_registry
+from ..browser.base import BrowserLike
+from .core import AsyncInterpreter, default_registry
 from .stream import TurnStream
 from .sync import Interpreter, SyncTurnStream
 

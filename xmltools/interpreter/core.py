@@ -13,16 +13,17 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 from ..approval import ApprovalPolicy, Callback, PendingApproval
+from ..browser.base import BrowserLike
 from ..config import Config
 from ..errors import ConfigError, MistakeLimitError, UsageError
 from ..parser import ToolUse, parse
 from ..profiles import DEFAULT_SESSION, get_profile
 from ..protocol import Session, State, plan_message
 from ..render import Renderer, apply_image_budget, to_message
-from ..results import Failure, Observation, Viewport
+from ..results import Viewport
 from ..tools import CallError, ToolRegistry, ValidCall
 from ..turn import CallOutcome, Rendered, Turn, turn_summary, wrong_target
 from .calls import CallRunner
@@ -36,27 +37,11 @@ if TYPE_CHECKING:
     from ..transcript import TranscriptWriter
     from .stream import TurnStream
 
-__all__ = ["AsyncInterpreter", "BrowserLike", "default_registry"]
+__all__ = ["AsyncInterpreter", "default_registry"]
 
 log = logging.getLogger("xmltools.interpreter")
 logging.getLogger("xmltools").addHandler(logging.NullHandler())  # silent unless the host configures it
 ERRORS_SHOWN = 3  # broken calls in one message whose errors are spelled out; the rest are counted
-
-
-@runtime_checkable
-class BrowserLike(Protocol):
-    """What the interpreter needs of a browser (the real controller, or a stand-in)."""
-
-    viewport: Viewport
-
-    @property
-    def is_open(self) -> bool: ...
-
-    async def run(self, action: object) -> Observation | Failure | None: ...
-
-    async def close(self) -> Failure | None: ...
-
-    async def shutdown(self) -> None: ...
 
 
 class AsyncInterpreter:

@@ -16,6 +16,7 @@ import dataclasses
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
+from ..browser.base import BrowserLike
 from ..config import Config
 from ..profiles import DEFAULT_SESSION
 from ..protocol import Session, State
@@ -23,7 +24,6 @@ from ..results import Viewport
 
 if TYPE_CHECKING:
     from ..browser.pool import BrowserPool
-    from .core import BrowserLike
 
 __all__ = ["BrowserSessions"]
 
@@ -80,9 +80,9 @@ class BrowserSessions:
         return made
 
     def _real_browser(self, name: str) -> BrowserLike:
-        from ..browser.controller import BrowserConfig, BrowserSession
+        from ..browser.session import BrowserSession
 
-        settings = BrowserConfig.from_config(self._config)
+        settings = self._config.browser_settings()
         if settings.profile_dir is not None and name != DEFAULT_SESSION:
             # each named session keeps its own user data, beside the default one's
             settings = dataclasses.replace(

@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._loop import LoopThread
 from ..approval import Callback, PendingApproval
+from ..browser.base import BrowserLike
 from ..config import Config
 from ..parser import ToolUse
 from ..protocol import Session, State
 from ..render import Renderer
 from ..tools import ToolRegistry
 from ..turn import StreamUpdate, Turn
-from .core import AsyncInterpreter, BrowserLike
+from .core import AsyncInterpreter
 from .stream import TurnStream
 
 if TYPE_CHECKING:

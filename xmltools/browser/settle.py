@@ -1,0 +1,211 @@
+"""Waiting for the page after an action: any navigation it started followed to its load, then quiet.
+
+Owns the navigation-aware wait of one session: a navigation the action
+started (a link, a form, a timer that sets ``location``, redirects) is
+followed to the new document; then the network's quiet window and the DOM's
+run side by side; downloads and new tabs the page asked for are waited for.
+Every wait has a bound; hitting one is said in a note, never swallowed.
+Failures are judged with the one table of :mod:`.failures` (through
+:class:`~.watch.Watch`, which knows the session's health).  Must not import
+the targets, the observer, the handlers or the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
+
+from . import scripts
+from .bounds import MAX_NAVIGATIONS, Bounds, Hung
+from .collect import clip
+from .failures import FailureClass
+from .settings import Timeouts
+from .tabs import Tabs
+from .watch import Watch
+
+__all__ = ["KEPT_NAVIGATING", "Settler"]
+
+KEPT_NAVIGATING = "the page kept navigating"
+_NEW_REQUEST_GRACE = 1.0  # how long a navigation the page started may take to reach the network
+
+
+class Settler:
+    """The waits of one session between an action and its observation."""
+
+    def __init__(self, timeouts: Timeouts, tabs: Tabs, watch: Watch, bounds: Bounds) -> None:
+        self.timeouts = timeouts
+        self.tabs = tabs
+        self.watch = watch
+        self.bounds = bounds
+        self._action_started = 0.0
+
+    def begin(self) -> None:
+        """An action starts now: the network is quiet unless it is busy from here on."""
+        self._action_started = time.monotonic()
+
+    async def settle(self, nav_started: bool = False) -> list[str]:
+        """Follow any navigation the action started, then wait until the page is quiet.
+
+        Bounded by the navigation timeout for the navigations, and by the settle
+        timeout for the quiet windows.  If the page asked for a new tab, that tab
+        is waited for and settled too.
+        """
+        t = self.timeouts
+        w = self.watch
+        loop = asyncio.get_running_loop()
+        nav_deadline = loop.time() + t.navigation
+        notes: list[str] = []
+        hops = 0
+        quiet_rounds = 0
+        quiet_deadline: float | None = None  # the quiet windows of one document share one bound
+        expect_nav = nav_started
+        while True:
+            if w.tasks:
+                await asyncio.wait(list(w.tasks), timeout=t.settle)
+            page = self.tabs.require_page()
+            await self._await_navigation(page, nav_deadline, expect_nav, notes)
+            if self.tabs.page is not page:
+                continue  # a new tab took over
+            commits, requests = w.commits, w.nav_requests
+            if quiet_deadline is None:
+                quiet_deadline = loop.time() + t.settle
+            budget = max(0.05, min(t.settle, nav_deadline - loop.time()))
+            try:
+                # the network's quiet window and the DOM's run side by side
+                res, _ = await asyncio.gather(
+                    self.bounds.bounded(
+                        page.evaluate(scripts.SETTLE, [t.dom_quiet * 1000, budget * 1000, scripts.MARK]),
+                        budget + t.action,
+                    ),
+                    self._network_quiet(quiet_deadline),
+                )
+            except Hung:
+                if time.monotonic() - w.last_event < 1.0:
+                    # not stuck: the page is still busy (logging, loading); show it as it is
+                    notes.append(
+                        f"the page's scripts were still busy after {t.settle:g} s; this is how it looked"
+                    )
+                    return notes
+                raise
+            except PlaywrightError as e:
+                if w.classify(e) is FailureClass.TRANSIENT and loop.time() < nav_deadline:
+                    hops += 1
+                    quiet_deadline = None
+                    expect_nav = False
+                    if hops <= MAX_NAVIGATIONS:
+                        continue
+                    notes.append(_kept_navigating(hops))
+                    return notes
+                raise
+            if not isinstance(res, dict):
+                return notes
+            moved = bool(res.get("crossNavs")) or w.commits != commits or w.nav_requests != requests
+            if moved or w.navigating:
+                hops += 1
+                quiet_deadline = None
+                expect_nav = bool(res.get("crossNavs"))
+                if hops > MAX_NAVIGATIONS or loop.time() >= nav_deadline:
+                    notes.append(_kept_navigating(hops))
+                    return notes
+                continue
+            if w.inflight and quiet_rounds < 3:
+                quiet_rounds += 1  # the page started requests while the DOM was quiet: wait for them too
+                continue
+            if not res.get("settled", True):
+                notes.append(f"the page was still changing after {t.settle:g} s; this is how it looked then")
+            await self._await_downloads(int(res.get("downloads") or 0))
+            if int(res.get("popups") or 0) and not await self._await_popup(page):
+                notes.append("the page asked for a new tab, but none opened")
+            if self.tabs.page is not page:
+                continue  # settle the new tab too
+            return notes
+
+    async def probe(self) -> bool:
+        """Whether the page's main thread answers a trivial evaluation at once."""
+        page = self.tabs.page
+        if page is None:
+            return False
+        try:
+            await self.bounds.bounded(page.evaluate("0"), self.timeouts.probe)
+            return True
+        except Hung:
+            return False
+        except PlaywrightError as e:
+            return self.watch.classify(e) is not FailureClass.LOST
+
+    async def _await_navigation(self, page: Page, deadline: float, expect: bool, notes: list[str]) -> None:
+        """Wait until no main-frame navigation is in flight and the current document has loaded."""
+        t = self.timeouts
+        w = self.watch
+        loop = asyncio.get_running_loop()
+        commits, requests = w.commits, w.nav_requests
+        grace = loop.time() + _NEW_REQUEST_GRACE
+        while self.tabs.page is page and loop.time() < deadline and not w.crashed:
+            waiting_request = expect and w.nav_requests == requests and w.commits == commits
+            if not w.navigating and not (waiting_request and loop.time() < grace):
+                break
+            await asyncio.sleep(0.01)
+        else:
+            if self.tabs.page is page and w.navigating and not w.crashed:
+                url = clip(next(iter(w.navigating)).url, 200)
+                notes.append(
+                    f"the page was still waiting for {url} after {t.navigation:g} s;"
+                    " this is how it looked then"
+                )
+                return
+        if self.tabs.page is not page or w.crashed:
+            return
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return
+        try:
+            await self.bounds.bounded(
+                page.wait_for_load_state("load", timeout=remaining * 1000), remaining + 1
+            )
+        except (PlaywrightError, Hung) as e:
+            if isinstance(e, PlaywrightError) and w.classify(e) is not FailureClass.PAGE:
+                return  # the document changed again, or the session is gone: the caller looks again
+            notes.append(
+                f"the page had not finished loading after {t.navigation:g} s; this is how it looked then"
+            )
+
+    async def _network_quiet(self, deadline: float) -> None:
+        w = self.watch
+        if not w.inflight and w.last_net < self._action_started:
+            return
+        loop = asyncio.get_running_loop()
+        while loop.time() < deadline:
+            if not w.inflight and time.monotonic() - w.last_net >= self.timeouts.network_quiet:
+                return
+            await asyncio.sleep(0.01)
+
+    async def _await_downloads(self, expected: int) -> None:
+        if not expected:
+            return
+        w = self.watch
+        loop = asyncio.get_running_loop()
+        limit = loop.time() + self.timeouts.settle
+        while w.downloads_seen < expected and loop.time() < limit:
+            await asyncio.sleep(0.01)
+        w.downloads_seen = 0
+        if w.tasks:
+            await asyncio.wait(list(w.tasks), timeout=self.timeouts.navigation)
+
+    async def _await_popup(self, page: Page) -> bool:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeouts.settle
+        while self.tabs.page is page and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+            if self.watch.tasks:
+                await asyncio.wait(list(self.watch.tasks), timeout=self.timeouts.settle)
+        return self.tabs.page is not page
+
+
+def _kept_navigating(hops: int) -> str:
+    return (
+        f"{KEPT_NAVIGATING} ({hops} times during this action); this is the latest page."
+        " It may navigate again by itself."
+    )
