@@ -23,43 +23,7 @@ def test_public_names_are_in_all() -> None:
     assert public <= set(xmltools.__all__), public - set(xmltools.__all__)
 
 
-PURE = {
-    "approval",
-    "errors",
-    "parser",
-    "protocol",
-    "actions",
-    "profiles",
-    "tools",
-    "results",
-    "config",
-    "urlpolicy",
-    "quoting",
-    "secrets",
-}
-
-
-def test_the_pure_core_imports_only_the_pure_core() -> None:
-    """parser, protocol, actions, profiles, tools, results and config reach neither Jinja2 nor Playwright, even indirectly."""
-    import ast
-    from pathlib import Path
-
-    root = Path(xmltools.__file__).parent
-    for name in PURE:
-        single = root / f"{name}.py"
-        paths = [single] if single.exists() else sorted((root / name).rglob("*.py"))  # a module or a package
-        for path in paths:
-            package = path.relative_to(root).parent.parts  # () for a module of xmltools itself
-            for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, ast.ImportFrom) and node.level >= 1:
-                    # the module of xmltools it reaches: inside a package, a sibling counts as the package
-                    above = package[: len(package) - node.level + 1]
-                    top = above[0] if above else (node.module or "").split(".")[0]
-                    assert top in PURE, f"{path.name} of {name} imports {'.' * node.level}{node.module}"
-                if (isinstance(node, ast.ImportFrom) and node.level == 0) or isinstance(node, ast.Import):
-                    mods = [node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
-                    for m in mods:
-                        assert (m or "").split(".")[0] not in ("jinja2", "playwright"), f"{name} imports {m}"
+# the pure core's arrows, and every other part's, are held by tests/test_layering.py
 
 
 def test_importing_the_package_does_not_start_playwright() -> None:
