@@ -6,9 +6,7 @@ import json
 import shutil
 
 import pytest
-from conftest import SITE
-
-pytestmark = pytest.mark.browser
+from helpers import SITE
 
 
 def ba(action: str, **params: str) -> str:

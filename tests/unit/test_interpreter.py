@@ -1,4 +1,4 @@
-"""The interpreter: protocol flow at the browser seam, host tools, streaming, config; and end to end."""
+"""The interpreter: protocol flow at the browser seam, host tools, streaming, config."""
 
 from __future__ import annotations
 
@@ -278,31 +278,6 @@ def test_config_defaults_toml_and_env(tmp_path: Path) -> None:
         Config.build(viewport="tiny")
     with pytest.raises(ConfigError):
         Config.from_toml(tmp_path / "missing.toml")
-
-
-# -- end to end, in a real browser -----------------------------------------------------
-
-
-@pytest.mark.browser
-def test_end_to_end_in_chromium(site: str) -> None:
-    with Interpreter(Config()) as it:
-        t = it.handle("Let me open the app.\n" + ba("launch", url=site + "/app/index.html"))
-        assert (
-            t.ran is not None
-            and t.ran.observation is not None
-            and t.ran.observation.title.startswith("Shopping")
-        )
-        it.handle(ba("click", coordinate="450,140"))
-        it.handle(ba("type", text="ada"))
-        it.handle(ba("click", coordinate="450,200"))
-        it.handle(ba("type", text="lovelace"))
-        t = it.handle(ba("press", text="Enter"))
-        assert t.ran is not None and t.ran.observation is not None
-        assert "signed in as ada" in [c.text for c in t.ran.observation.console]
-        t = it.handle(ba("click", coordinate="880,580"))  # nothing there
-        assert t.ran is not None and t.ran.failure is not None and t.ran.failure.kind == "no_target"
-        t = it.handle(CLOSE)
-        assert t.state is State.IDLE
 
 
 async def test_a_fully_read_stream_keeps_every_call() -> None:

@@ -20,8 +20,6 @@ from xmltools.browser.pool import Backend, BrowserPool, PoolFullError
 from xmltools.errors import BrowserError, ConfigError
 from xmltools.results import Failure, Observation, Point
 
-pytestmark = pytest.mark.browser
-
 TMP = tempfile.gettempdir()
 LEFTOVERS = (
     "org.chromium.Chromium.*",

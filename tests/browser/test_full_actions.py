@@ -11,8 +11,6 @@ import pytest
 
 from xmltools import Allow, ApprovalError, AsyncInterpreter, Config, Deny, Interpreter, State
 
-pytestmark = pytest.mark.browser
-
 
 def call(action: str, **params: str) -> str:
     inner = "".join(f"<{k}>{v}</{k}>" for k, v in params.items())

@@ -8,92 +8,23 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fakes import FakeBrowser
+from helpers import TRANSCRIPTS, said
 
-from xmltools import Config, Interpreter, State, parse
+from xmltools import Config, Interpreter, parse
 from xmltools.actions import InTab
 from xmltools.experiment import load_corpus, score_corpus
 from xmltools.parser import ToolUse
 from xmltools.profiles import PROFILES
 from xmltools.tools import CallError, ToolRegistry, ValidCall
-from xmltools.transcript import replay
-
-TRANSCRIPTS = Path(__file__).parent.parent / "fixtures" / "transcripts"
-
-# what became of each step of each transcript: the status of its call, and its refusal if any
-EXPECTED = {
-    "aleph": [
-        ("refused", "launch_first"),  # open_tab before start
-        ("ok", None),
-        ("ok", None),
-        ("ok", None),
-        ("ok", None),  # snapshot of t2
-        ("denied", "denied"),  # evaluate, by the transcript's policy
-        ("failed", None),  # a tab that is not open: the message lists t1, t2
-        ("ok", None),
-        ("ok", None),
-        ("ok", None),
-        ("ok", None),
-        ("ok", None),
-    ],
-    "fractal": [
-        ("refused", "launch_first"),  # click before navigate
-        ("ok", None),  # navigate opens the session
-        *[("ok", None)] * 6,
-        ("denied", "denied"),
-        ("ok", None),
-        ("ok", None),  # click_and_switch_tab
-        ("ok", None),
-        ("ok", None),  # the last tab: the session ends
-    ],
-    "forge": [
-        ("refused", "launch_first"),  # a session tool before any session
-        *[("ok", None)] * 7,
-        ("refused", "launch_first"),  # a session that is not open
-        *[("ok", None)] * 6,
-    ],
-}
 
 
 def call(text: str, reg: ToolRegistry) -> ToolUse:
     blocks = [b for b in parse(text, tools=reg) if isinstance(b, ToolUse)]
     assert blocks, text
     return blocks[0]
-
-
-def said(turn: Any) -> str:
-    return "\n\n".join(p.text for p in turn.parts)
-
-
-@pytest.mark.browser
-@pytest.mark.parametrize("dialect", ["aleph", "fractal", "forge"])
-def test_each_dialects_transcript_replays_green_and_again_from_its_recording(
-    dialect: str, site: str, tmp_path: Path
-) -> None:
-    recorded = tmp_path / f"{dialect}.jsonl"
-    first = asyncio.run(replay(TRANSCRIPTS / f"{dialect}.jsonl", base_url=site, record=recorded))
-    got = [(s.turn.outcomes[0].status, s.turn.outcomes[0].violation) for s in first.steps]
-    assert got == EXPECTED[dialect], [said(s.turn)[:300] for s in first.steps]
-    assert first.steps[-1].turn.state is State.IDLE
-    if dialect == "aleph":  # start opened no page: the first open_tab took its blank tab
-        assert "opened t1, which you now see" in said(first.steps[2].turn)
-        assert "There is no open tab 't3'; the open tabs are t1, t2" in said(first.steps[6].turn)
-    again = asyncio.run(replay(recorded, base_url=site))
-    assert not [d for s in again.steps for d in s.drifts], [d for s in again.steps for d in s.drifts]
-    offline = asyncio.run(replay(recorded, offline=True))
-    assert [(s.turn.outcomes[0].status, s.turn.outcomes[0].violation) for s in offline.steps] == got
-
-
-@pytest.mark.parametrize("dialect", ["aleph", "fractal", "forge"])
-def test_score_reads_each_transcript_in_its_own_dialect(dialect: str) -> None:
-    runs = load_corpus([TRANSCRIPTS / f"{dialect}.jsonl"])
-    s = asyncio.run(score_corpus(runs)).to_json()
-    assert s["complete_call_rate"] == 1.0
-    refusals = sum(1 for status, v in EXPECTED[dialect] if v == "launch_first")
-    assert s["protocol_violations"] == {"launch_first": refusals}, s
 
 
 def test_aleph_names_parameters_its_own_way() -> None:
@@ -213,7 +144,7 @@ def test_the_readme_shows_the_dialects_as_they_are() -> None:
     from xmltools.cli import PROFILE_NAMES
     from xmltools.profiles import dialect_table
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
     assert dialect_table() in readme, "README's dialect table is stale: paste dialect_table()"
     assert tuple(PROFILES) == PROFILE_NAMES
 

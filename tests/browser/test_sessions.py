@@ -5,12 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import pytest
-
 from xmltools import Config, Interpreter, State
 from xmltools.browser.pool import BrowserPool
-
-pytestmark = pytest.mark.browser
 
 
 def ba(action: str, session: str | None = None, **params: str) -> str:

@@ -22,8 +22,6 @@ from xmltools.browser.sync import SyncBrowser
 from xmltools.errors import RemoteBrowserError
 from xmltools.results import Failure, Observation, Point, Viewport
 
-pytestmark = pytest.mark.browser
-
 
 def ok(result: Observation | Failure | None) -> Observation:
     assert isinstance(result, Observation), result

@@ -21,7 +21,7 @@ from xmltools.protocol import Policy
 from xmltools.render import Renderer, bundled_templates, template_table, template_variables
 from xmltools.results import Viewport
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 
 
 @pytest.fixture(autouse=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import pytest
@@ -47,13 +46,3 @@ def test_host_tool_and_roo_mode(capsys: pytest.CaptureFixture[str], monkeypatch:
     assert (out[3]["name"], out[3]["params"], out[3]["partial"]) == ("note", {"title": "t"}, False)
     roo = run(capsys, monkeypatch, "--compat", "roo")
     assert roo[-1]["params"] == {"action": "close"} and "diagnostics" not in roo[-1]
-
-
-def test_bad_tool_spec_is_a_usage_error() -> None:
-    r = subprocess.run(
-        [sys.executable, "-m", "xmltools.cli", "parse", "--tool", "bad name=x"],
-        input="",
-        capture_output=True,
-        text=True,
-    )
-    assert r.returncode == 2 and "invalid tool name" in r.stderr

@@ -18,8 +18,6 @@ from xmltools.errors import BrowserError, ConfigError
 from xmltools.results import Failure, Observation, Point
 from xmltools.urlpolicy import UrlPolicy
 
-pytestmark = pytest.mark.browser
-
 
 def ok(result: Observation | Failure | None) -> Observation:
     assert isinstance(result, Observation), result

@@ -20,7 +20,6 @@ from xmltools.serve import serve_directory
 DOCS = Path("/usr/share/doc/python3.11/html")
 
 pytestmark = [
-    pytest.mark.browser,
     pytest.mark.realsite,
     pytest.mark.skipif(not (DOCS / "index.html").exists(), reason="Debian's python3.11-doc is not installed"),
 ]

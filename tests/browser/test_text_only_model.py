@@ -5,11 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
-
 from xmltools import Config, Interpreter
-
-pytestmark = pytest.mark.browser
 
 
 def ref_named(result: str, line_start: str) -> str:

@@ -5,10 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pytest
-
-pytestmark = pytest.mark.browser
-
 
 def doctor(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     import os

@@ -140,7 +140,7 @@ def test_mermaid_diagram_is_drawn_from_the_table() -> None:
 
 
 def test_readme_diagram_matches_the_table() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
     m = re.search(r"```mermaid\n(.*?)\n```", readme, re.S)
     assert m, "the README has no mermaid block"
     assert m.group(1) == mermaid(), (

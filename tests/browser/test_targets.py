@@ -19,8 +19,6 @@ import pytest
 from xmltools.browser.controller import BrowserConfig, BrowserSession
 from xmltools.results import Failure, Observation, Point
 
-pytestmark = pytest.mark.browser
-
 
 def target(
     *, ref: str | None = None, selector: str | None = None, frame: str | None = None, at: Point | None = None

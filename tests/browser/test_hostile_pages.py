@@ -16,9 +16,7 @@ from xmltools.render import Renderer
 from xmltools.results import Failure, Observation, Point
 from xmltools.urlpolicy import UrlPolicy
 
-pytestmark = pytest.mark.browser
-
-ROOT = Path(__file__).parent.parent / "fixtures" / "site"
+ROOT = Path(__file__).parents[2] / "fixtures" / "site"
 GO = Point(x=190, y=70)
 RESULT_CAP = 20_000  # Config.max_result_chars
 

@@ -15,7 +15,7 @@ import pytest
 from xmltools.browser.controller import BrowserConfig, BrowserSession, Timeouts
 from xmltools.results import Failure, Observation, Point
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 REPEAT = 30
 GO = Point(x=190, y=70)  # every start page has its trigger here
