@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from fakes import FakeBrowser
+from helpers import ba
 
 from xmltools.actions import Click, Hover
 from xmltools.config import Config
@@ -29,11 +30,6 @@ TASK = "Press the blue button, then the one in the corner."
 
 
 COLOURS = ["#fde68a", "#bfdbfe", "#bbf7d0", "#fecaca", "#e9d5ff", "#fed7aa"]
-
-
-def ba(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
-    return f"<browser_action>\n{inner}</browser_action>"
 
 
 def png(

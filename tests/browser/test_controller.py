@@ -13,6 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import evaluate as js
+from helpers import failed, ok
+from helpers import free_port as _free_port
 from playwright.async_api import Page
 
 from xmltools.browser.controller import BrowserConfig, BrowserSession, Timeouts, discover_remote
@@ -20,22 +23,7 @@ from xmltools.browser.images import image_size
 from xmltools.browser.locate import find_chromium
 from xmltools.browser.sync import SyncBrowser
 from xmltools.errors import RemoteBrowserError
-from xmltools.results import Failure, Observation, Point, Viewport
-
-
-def ok(result: Observation | Failure | None) -> Observation:
-    assert isinstance(result, Observation), result
-    return result
-
-
-def failed(result: Observation | Failure | None, kind: str) -> Failure:
-    assert isinstance(result, Failure), result
-    assert result.kind == kind, result
-    return result
-
-
-async def js(b: BrowserSession, expr: str) -> object:
-    return await b.on_page(lambda page: page.evaluate(expr))
+from xmltools.results import Observation, Point, Viewport
 
 
 def console_texts(obs: Observation, kind: str | None = None) -> list[str]:
@@ -265,12 +253,6 @@ async def test_close_then_actions_report_a_closed_browser(browser: BrowserSessio
 
 
 # -- remote mode ------------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture

@@ -8,16 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from helpers import ba
 from openai_server import ScriptedServer
 
 from xmltools.transcript import load_transcript
 
 ROOT = Path(__file__).parents[2]
-
-
-def ba(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
-    return f"<browser_action>\n{inner}</browser_action>"
 
 
 def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:

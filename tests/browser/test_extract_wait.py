@@ -4,24 +4,16 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
+from helpers import action, ok, target
+
 from xmltools.browser.controller import BrowserConfig, BrowserSession
-from xmltools.results import Failure, Observation, Point
+from xmltools.results import Failure, Point
 
 
 def sel(selector: str) -> Any:
-    return SimpleNamespace(kind="selector", ref=None, selector=selector, frame=None, coordinate=None)
-
-
-def action(name: str, target: Any = None, **kw: Any) -> Any:
-    return SimpleNamespace(action=name, target=target, **kw)
-
-
-def ok(result: Observation | Failure | None) -> Observation:
-    assert isinstance(result, Observation), result
-    return result
+    return target(selector=selector)
 
 
 async def test_navigate_back_forward_reload_across_three_pages(browser: BrowserSession, site: str) -> None:

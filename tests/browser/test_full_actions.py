@@ -8,33 +8,13 @@ import re
 from typing import Any
 
 import pytest
+from helpers import ba, read, ref_named, said
 
 from xmltools import Allow, ApprovalError, AsyncInterpreter, Config, Deny, Interpreter, State
 
 
 def call(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>" for k, v in params.items())
-    return f"Next: {action}.\n<browser_action>\n<action>{action}</action>\n{inner}\n</browser_action>"
-
-
-def said(turn: Any) -> str:
-    return "\n\n".join(p.text for p in turn.parts)
-
-
-def read(result: str) -> str:
-    """What an extraction read, as the model finds it in the result."""
-    m = re.search(r"What the \w+ action read:\n(.*?)\nEnd of what was read\.", result, re.S)
-    assert m, f"nothing was read in:\n{result}"
-    return m.group(1)
-
-
-def ref_named(result: str, line_start: str) -> str:
-    for line in result.splitlines():
-        if line.strip().startswith(line_start):
-            m = re.search(r"\[ref=([^\]]+)\]", line)
-            if m:
-                return m.group(1)
-    raise AssertionError(f"no {line_start!r} in:\n{result}")
+    return f"Next: {action}.\n" + ba(action, **params)
 
 
 def tab_ids(result: str) -> list[str]:

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import ok
 
 from xmltools.browser.controller import BrowserConfig, BrowserSession
 from xmltools.render import Renderer
@@ -19,11 +20,6 @@ from xmltools.urlpolicy import UrlPolicy
 ROOT = Path(__file__).parents[2] / "fixtures" / "site"
 GO = Point(x=190, y=70)
 RESULT_CAP = 20_000  # Config.max_result_chars
-
-
-def ok(result: Observation | Failure | None) -> Observation:
-    assert isinstance(result, Observation), result
-    return result
 
 
 def rendered(action: str, obs: Observation) -> str:

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
+from helpers import ba
+
 from xmltools.config import Config
 from xmltools.interpreter import Interpreter
 from xmltools.protocol import State
-
-
-def ba(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
-    return f"<browser_action>\n{inner}</browser_action>"
-
 
 CLOSE = ba("close")
 

@@ -9,18 +9,13 @@ from typing import Any
 
 import openai
 import pytest
+from helpers import ba
 from openai_server import ScriptedServer, by_turn
 
 from xmltools.loop import (
     OpenAIModel,
     run_loop,
 )
-
-
-def ba(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
-    return f"<browser_action>\n{inner}</browser_action>"
-
 
 START = [{"role": "system", "content": "system"}, {"role": "user", "content": "do it"}]
 

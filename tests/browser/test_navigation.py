@@ -11,19 +11,15 @@ from __future__ import annotations
 import time
 
 import pytest
+from helpers import ok
 
 from xmltools.browser.controller import BrowserConfig, BrowserSession, Timeouts
-from xmltools.results import Failure, Observation, Point
+from xmltools.results import Observation, Point
 
 pytestmark = pytest.mark.slow
 
 REPEAT = 30
 GO = Point(x=190, y=70)  # every start page has its trigger here
-
-
-def ok(result: Observation | Failure | None) -> Observation:
-    assert isinstance(result, Observation), result
-    return result
 
 
 async def repeat_and_check(

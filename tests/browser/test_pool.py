@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import free_port as _free_port
+from helpers import ok
 
 from xmltools.browser.controller import BrowserConfig, BrowserSession
 from xmltools.browser.pool import Backend, BrowserPool, PoolFullError
@@ -27,11 +29,6 @@ LEFTOVERS = (
     "xmltools-session-*",
     "xmltools-profile-*",
 )
-
-
-def ok(result: Observation | Failure | None) -> Observation:
-    assert isinstance(result, Observation), result
-    return result
 
 
 def leftovers() -> set[str]:
@@ -198,14 +195,6 @@ def _processes_using(profile: str) -> list[int]:
 
 
 # -- Playwright servers, several at once -------------------------------------------------------
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _start_server() -> tuple[subprocess.Popen[bytes], str]:

@@ -6,13 +6,7 @@ import json
 import shutil
 
 import pytest
-from helpers import SITE
-
-
-def ba(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
-    return f"<browser_action>\n{inner}</browser_action>"
-
+from helpers import SITE, ba
 
 SCENARIO = [
     "Opening the form.\n" + ba("launch", url="{base_url}/form.html"),

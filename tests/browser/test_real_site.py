@@ -12,9 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import ba, ok
+from helpers import read as _read
+from helpers import said as _said
 
 from xmltools.browser.controller import BrowserSession
-from xmltools.results import Failure, Observation, Point
+from xmltools.results import Observation, Point
 from xmltools.serve import serve_directory
 
 DOCS = Path("/usr/share/doc/python3.11/html")
@@ -23,11 +26,6 @@ pytestmark = [
     pytest.mark.realsite,
     pytest.mark.skipif(not (DOCS / "index.html").exists(), reason="Debian's python3.11-doc is not installed"),
 ]
-
-
-def ok(result: Observation | Failure | None) -> Observation:
-    assert isinstance(result, Observation), result
-    return result
 
 
 @pytest.fixture(scope="module")
@@ -76,27 +74,11 @@ async def test_the_javascript_search_of_the_real_docs(browser: BrowserSession, d
     assert "/library/" in obs.url and obs.title, obs
 
 
-def _said(turn: object) -> str:
-    return "\n\n".join(p.text for p in turn.parts)  # type: ignore[attr-defined]
-
-
-def _read(turn: object) -> str:
-    import re
-
-    m = re.search(r"What the \w+ action read:\n(.*?)\nEnd of what was read\.", _said(turn), re.S)
-    assert m, _said(turn)
-    return m.group(1)
-
-
 def test_a_text_only_model_searches_the_real_docs_and_reads_a_result(docs: str, tmp_path: Path) -> None:
     """Search (JavaScript), wait for the results, read them, open one in a tab, read and save a part of it."""
     import re
 
     from xmltools import Config, Interpreter
-
-    def ba(action: str, **params: str) -> str:
-        inner = "".join(f"<{k}>{v}</{k}>" for k, v in params.items())
-        return f"<browser_action>\n<action>{action}</action>\n{inner}\n</browser_action>"
 
     cfg = Config(profile="full", observe="snapshot", workspace=tmp_path, max_wait_seconds=15)
     gather = "xpath=//dt[@id='asyncio.gather']/.."

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import SITE
+from helpers import SITE, ba, scenario
 
 from xmltools.config import Config
 from xmltools.serve import serve_directory
@@ -19,18 +19,6 @@ from xmltools.transcript import (
 )
 
 DRIFT = SITE / "drift"
-
-
-def ba(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
-    return f"<browser_action>\n{inner}</browser_action>"
-
-
-def scenario(path: Path, *messages: str, header: dict[str, object] | None = None) -> Path:
-    lines = [json.dumps({"xmltools_transcript": 1, **(header or {})})]
-    lines += [json.dumps({"role": "assistant", "content": m}) for m in messages]
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 DRIFT_FLOW = [

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import SITE
+from helpers import SITE, ba
 from sample_run import BASE, SYSTEM, TASK, record_run
 
 from xmltools.report import write_report
@@ -18,11 +18,6 @@ from xmltools.transcript import (
     ReplaySettings,
     replay,
 )
-
-
-def ba(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
-    return f"<browser_action>\n{inner}</browser_action>"
 
 
 @pytest.fixture

@@ -10,18 +10,14 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from helpers import ok
 
 from xmltools.browser.controller import BrowserConfig, BrowserSession, Timeouts
 from xmltools.browser.pool import Backend, BrowserPool
 from xmltools.config import Config
 from xmltools.errors import BrowserError, ConfigError
-from xmltools.results import Failure, Observation, Point
+from xmltools.results import Failure, Point
 from xmltools.urlpolicy import UrlPolicy
-
-
-def ok(result: Observation | Failure | None) -> Observation:
-    assert isinstance(result, Observation), result
-    return result
 
 
 def wait(seconds: float) -> Any:

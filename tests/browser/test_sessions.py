@@ -2,27 +2,10 @@
 
 from __future__ import annotations
 
-import re
-from typing import Any
+from helpers import ba, read, said
 
 from xmltools import Config, Interpreter, State
 from xmltools.browser.pool import BrowserPool
-
-
-def ba(action: str, session: str | None = None, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>" for k, v in params.items())
-    named = f"\n<session>{session}</session>" if session else ""
-    return f"<browser_action>\n<action>{action}</action>\n{inner}{named}\n</browser_action>"
-
-
-def said(turn: Any) -> str:
-    return "\n\n".join(p.text for p in turn.parts)
-
-
-def read(turn: Any) -> str:
-    m = re.search(r"What the \w+ action read:\n(.*?)\nEnd of what was read\.", said(turn), re.S)
-    assert m, said(turn)
-    return m.group(1)
 
 
 def test_sessions_keep_their_own_storage_cookies_and_tabs(site: str) -> None:

@@ -11,29 +11,14 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
 
 import pytest
+from helpers import action, ok, target
+from helpers import evaluate as value
+from helpers import ref_named as ref_of
 
 from xmltools.browser.controller import BrowserConfig, BrowserSession
-from xmltools.results import Failure, Observation, Point
-
-
-def target(
-    *, ref: str | None = None, selector: str | None = None, frame: str | None = None, at: Point | None = None
-) -> Any:
-    kind = "ref" if ref else "selector" if selector else "coordinate"
-    return SimpleNamespace(kind=kind, ref=ref, selector=selector, frame=frame, coordinate=at)
-
-
-def action(name: str, tgt: Any = None, **kw: Any) -> Any:
-    return SimpleNamespace(action=name, target=tgt, **kw)
-
-
-def ok(result: Observation | Failure | None) -> Observation:
-    assert isinstance(result, Observation), result
-    return result
+from xmltools.results import Failure, Observation
 
 
 def mistake(result: Observation | Failure | None, *words: str) -> Failure:
@@ -43,23 +28,10 @@ def mistake(result: Observation | Failure | None, *words: str) -> Failure:
     return result
 
 
-def ref_of(snapshot: str, line_start: str) -> str:
-    for line in snapshot.splitlines():
-        if line.strip().startswith(line_start):
-            m = re.search(r"\[ref=([^\]]+)\]", line)
-            assert m, line
-            return m.group(1)
-    raise AssertionError(f"{line_start!r} is not in the snapshot:\n{snapshot}")
-
-
 @pytest.fixture
 async def order(browser: BrowserSession, site: str) -> BrowserSession:
     ok(await browser.launch(site + "/forms/order.html"))
     return browser
-
-
-async def value(b: BrowserSession, js: str) -> Any:
-    return await b.on_page(lambda p: p.evaluate(js))
 
 
 async def test_snapshot_gives_refs_that_click_and_fill(order: BrowserSession) -> None:

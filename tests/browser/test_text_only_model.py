@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
+
+from helpers import ba, ref_named
 
 from xmltools import Config, Interpreter
 
 
-def ref_named(result: str, line_start: str) -> str:
-    for line in result.splitlines():
-        if line.strip().startswith(line_start):
-            m = re.search(r"\[ref=([^\]]+)\]", line)
-            if m:
-                return m.group(1)
-    raise AssertionError(f"the model found no {line_start!r} in:\n{result}")
-
-
 def call(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>" for k, v in params.items())
-    return f"I will {action} now.\n<browser_action>\n<action>{action}</action>\n{inner}\n</browser_action>"
+    return f"I will {action} now.\n" + ba(action, **params)
 
 
 def scripted_model(previous: str, step: int, start: str) -> str:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import ba
 
 from xmltools.experiment import format_scores, load_corpus, score_corpus
 
@@ -19,11 +20,6 @@ CORPUS = ROOT / "fixtures" / "corpus" / "outputs.jsonl"
 
 
 TERSE = ROOT / "fixtures" / "variants" / "terse"
-
-
-def ba(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
-    return f"<browser_action>\n{inner}</browser_action>"
 
 
 def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from fakes import FakeBrowser
+from helpers import ba_inline as ba
+from helpers import text_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -47,10 +49,6 @@ from xmltools.transcript import Header, TranscriptWriter, load_transcript, repla
 
 FULL_REG = ToolRegistry(profile="full")
 ROO_REG = ToolRegistry()
-
-
-def ba(**params: str) -> str:
-    return "<browser_action>" + "".join(f"<{k}>{v}</{k}>" for k, v in params.items()) + "</browser_action>"
 
 
 def call(
@@ -507,13 +505,6 @@ def test_cli_prompt_and_parse_know_the_profile(
 
 
 # -- the interpreter: a wrong target is the model's mistake --------------------------------------
-
-
-def text_of(turn: object) -> str:
-    result = turn.result  # type: ignore[attr-defined]
-    assert result is not None
-    content = result["content"]
-    return content if isinstance(content, str) else content[0]["text"]
 
 
 async def test_a_target_failure_counts_as_a_mistake_other_failures_do_not() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import ba_inline as ba
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -32,10 +33,6 @@ from xmltools.parser import ToolUse
 from xmltools.tools import ActionContext, CallError, ToolRegistry, ValidCall
 
 REG = ToolRegistry(profile="full")
-
-
-def ba(**params: str) -> str:
-    return "<browser_action>" + "".join(f"<{k}>{v}</{k}>" for k, v in params.items()) + "</browser_action>"
 
 
 def check(ctx: ActionContext | None = None, **params: str) -> Any:

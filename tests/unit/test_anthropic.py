@@ -13,18 +13,13 @@ import anthropic
 import pytest
 from anthropic_server import AnthropicServer, by_turn
 from fakes import SHOT, FakeBrowser
+from helpers import ba
 
 from xmltools import ModelError, UsageError
 from xmltools.cli import main
 from xmltools.config import Config
 from xmltools.interpreter import AsyncInterpreter
 from xmltools.loop import AnthropicModel, anthropic_messages, arun_loop, loop_registry, run_loop
-
-
-def ba(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
-    return f"<browser_action>\n{inner}</browser_action>"
-
 
 DONE = "<attempt_completion>\n<result>opened and closed the page</result>\n</attempt_completion>"
 SCRIPT = [

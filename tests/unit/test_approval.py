@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from fakes import FakeBrowser
+from helpers import said as text
 from pydantic import BaseModel
 
 from xmltools import (
@@ -31,10 +32,6 @@ from xmltools.profiles import FULL, ROO
 LAUNCH = "<browser_action><action>launch</action><url>http://127.0.0.1:1/</url></browser_action>"
 EVAL = "<browser_action><action>evaluate</action><script>document.title</script></browser_action>"
 CLICK = "<browser_action><action>click</action><coordinate>10,10</coordinate></browser_action>"
-
-
-def text(turn: Any) -> str:
-    return "\n\n".join(p.text for p in turn.parts)
 
 
 def full(**kw: Any) -> Config:

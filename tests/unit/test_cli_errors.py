@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from fakes import FakeBrowser
+from helpers import ba, scenario
 from openai_server import ScriptedServer, by_turn
 
 import xmltools
@@ -37,11 +38,6 @@ from xmltools.transcript import Header, TranscriptWriter, load_transcript
 
 NO_BROWSER = "/nonexistent/chromium"
 DEAD_REMOTE = "http://127.0.0.1:9"  # the discard port: nothing answers there
-
-
-def ba(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
-    return f"<browser_action>\n{inner}</browser_action>"
 
 
 DONE = "<attempt_completion><result>done</result></attempt_completion>"
@@ -193,13 +189,6 @@ def test_demo_with_no_browser_is_one_line_and_exit_3(
     out, err = capsys.readouterr()
     assert rc == 3 and NO_BROWSER in one_line(err)
     assert "[ 1/" not in out and "refused" not in out  # no step was replayed without a browser
-
-
-def scenario(path: Path, *messages: str) -> Path:
-    lines = [json.dumps({"xmltools_transcript": 1})]
-    lines += [json.dumps({"role": "assistant", "content": m}) for m in messages]
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def test_live_replay_with_no_browser_is_exit_3(

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from helpers import ba
 
 from xmltools import ConfigError
 from xmltools.experiment import Variant, load_corpus, rerender, score_corpus
@@ -15,11 +16,6 @@ from xmltools.transcript import load_transcript
 ROOT = Path(__file__).parents[2]
 CORPUS = ROOT / "fixtures" / "corpus" / "outputs.jsonl"
 TERSE = ROOT / "fixtures" / "variants" / "terse"
-
-
-def ba(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
-    return f"<browser_action>\n{inner}</browser_action>"
 
 
 # -- variants -------------------------------------------------------------------------------

@@ -14,12 +14,14 @@ from typing import Any
 
 import pytest
 from fakes import FakeBrowser
+from helpers import ba_inline as ba
+from helpers import text_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, field_validator
 
 from xmltools.config import Config
-from xmltools.interpreter import AsyncInterpreter, Interpreter, Turn
+from xmltools.interpreter import AsyncInterpreter, Interpreter
 from xmltools.loop import arun_loop
 from xmltools.protocol import State
 from xmltools.quoting import quoted, shorten
@@ -28,11 +30,6 @@ from xmltools.tools import Tool, ToolRegistry, parse_coordinate, parse_size
 
 VP = Viewport(width=900, height=600)
 NINES = "9" * 400
-
-
-def ba(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>" for k, v in {"action": action, **params}.items())
-    return f"<browser_action>{inner}</browser_action>"
 
 
 LAUNCH = ba("launch", url="http://127.0.0.1:9/app")
@@ -44,12 +41,6 @@ def make(
 ) -> tuple[AsyncInterpreter, FakeBrowser]:
     browser = FakeBrowser()
     return AsyncInterpreter(config or Config(), registry=ToolRegistry(tools or []), browser=browser), browser
-
-
-def text_of(turn: Turn) -> str:
-    assert turn.result is not None
-    content = turn.result["content"]
-    return content if isinstance(content, str) else str(content[0]["text"])
 
 
 # -- the shared quoting helper ----------------------------------------------------------------

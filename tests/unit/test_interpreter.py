@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from fakes import FakeBrowser
+from helpers import ba, text_of
 from pydantic import BaseModel
 
 from xmltools import ConfigError, MistakeLimitError, UsageError
@@ -15,12 +16,6 @@ from xmltools.interpreter import AsyncInterpreter, Interpreter
 from xmltools.protocol import Policy, State
 from xmltools.results import Failure, Viewport
 from xmltools.tools import Tool, ToolRegistry
-
-
-def ba(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
-    return f"<browser_action>\n{inner}</browser_action>"
-
 
 LAUNCH = ba("launch", url="http://127.0.0.1:9/app")
 CLICK = ba("click", coordinate="450,300")
@@ -37,13 +32,6 @@ def make(
     browser = FakeBrowser(**kw)  # type: ignore[arg-type]
     reg = ToolRegistry(tools or [])
     return AsyncInterpreter(config or Config(), registry=reg, browser=browser), browser
-
-
-def text_of(turn: object) -> str:
-    result = turn.result  # type: ignore[attr-defined]
-    assert result is not None
-    content = result["content"]
-    return content if isinstance(content, str) else content[0]["text"]
 
 
 async def test_a_browser_session_from_launch_to_close() -> None:

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 from fakes import FakeBrowser
+from helpers import ba_inline as call
 
 from xmltools import Config
 from xmltools.interpreter import AsyncInterpreter
 from xmltools.results import ConsoleEntry, Failure, Observation, Viewport
-
-
-def call(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>" for k, v in params.items())
-    return f"<browser_action><action>{action}</action>{inner}</browser_action>"
-
 
 LOST = Failure(
     kind="crashed",

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 from fakes import FakeBrowser
+from helpers import ba_inline as ba
+from helpers import said as text
 from pydantic import BaseModel
 
 from xmltools import BrowserError, Config, Interpreter, Policy, State, Tool, ToolRegistry
@@ -19,18 +21,8 @@ class FakeNote(BaseModel):
     body: str
 
 
-def ba(action: str, session: str | None = None, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>" for k, v in params.items())
-    named = f"<session>{session}</session>" if session is not None else ""
-    return f"<browser_action><action>{action}</action>{inner}{named}</browser_action>"
-
-
 def launch(session: str | None = None) -> str:
     return ba("launch", session, url="http://127.0.0.1:1/")
-
-
-def text(turn: Any) -> str:
-    return "\n\n".join(p.text for p in turn.parts)
 
 
 class Browsers:

@@ -9,6 +9,7 @@ from typing import Any
 import openai
 import pytest
 from fakes import FakeBrowser
+from helpers import ba
 from openai_server import ScriptedServer, by_turn
 from pydantic import BaseModel
 
@@ -24,12 +25,6 @@ from xmltools.loop import (
     turn_line,
 )
 from xmltools.tools import Tool, ToolRegistry
-
-
-def ba(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
-    return f"<browser_action>\n{inner}</browser_action>"
-
 
 SCRIPT = [
     "I'll open the page.\n" + ba("launch", url="http://127.0.0.1:9/"),

@@ -6,16 +6,13 @@ with each tool writes; they replay in a real Chromium against fixtures/site.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
-import pytest
 from fakes import FakeBrowser
-from helpers import TRANSCRIPTS, said
+from helpers import said
 
 from xmltools import Config, Interpreter, parse
 from xmltools.actions import InTab
-from xmltools.experiment import load_corpus, score_corpus
 from xmltools.parser import ToolUse
 from xmltools.profiles import PROFILES
 from xmltools.tools import CallError, ToolRegistry, ValidCall
@@ -147,18 +144,3 @@ def test_the_readme_shows_the_dialects_as_they_are() -> None:
     readme = (Path(__file__).parents[2] / "README.md").read_text()
     assert dialect_table() in readme, "README's dialect table is stale: paste dialect_table()"
     assert tuple(PROFILES) == PROFILE_NAMES
-
-
-@pytest.mark.parametrize("dialect", ["aleph", "fractal", "forge"])
-def test_experiments_rerender_and_score_transcripts_of_any_dialect(dialect: str, tmp_path: Path) -> None:
-    from xmltools.experiment import Variant, rerender
-
-    transcript = TRANSCRIPTS / f"{dialect}.jsonl"
-    same = asyncio.run(rerender(transcript, Variant.default()))
-    assert same and all(d.after for d in same)  # every turn renders again in its own dialect
-    (tmp_path / "variant.toml").write_text(f'name = "as-{dialect}"\n[config]\nprofile = "{dialect}"\n')
-    variant = Variant.load(tmp_path)
-    s = asyncio.run(score_corpus(load_corpus([transcript]), variant)).to_json()
-    assert s["name"] == f"as-{dialect}" and s["complete_call_rate"] == 1.0
-    it = Interpreter(variant.make_config(), browser=FakeBrowser())
-    assert PROFILES[dialect].opener in it.system_prompt()

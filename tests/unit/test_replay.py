@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from fakes import FakeBrowser
-from helpers import SITE
+from helpers import SITE, ba, scenario
 
 from xmltools import UsageError
 from xmltools.compare import Region, compare_images
@@ -31,18 +31,6 @@ from xmltools.transcript import (
 )
 
 DRIFT = SITE / "drift"
-
-
-def ba(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
-    return f"<browser_action>\n{inner}</browser_action>"
-
-
-def scenario(path: Path, *messages: str, header: dict[str, object] | None = None) -> Path:
-    lines = [json.dumps({"xmltools_transcript": 1, **(header or {})})]
-    lines += [json.dumps({"role": "assistant", "content": m}) for m in messages]
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def png(width: int, height: int, draw: str = "") -> bytes:

@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import ba
 from sample_run import BASE, PageBrowser, png, record_run
 
 from xmltools.compare import compare_images
@@ -30,11 +31,6 @@ from xmltools.transcript import (
     TranscriptWriter,
     load_transcript,
 )
-
-
-def ba(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
-    return f"<browser_action>\n{inner}</browser_action>"
 
 
 @pytest.fixture

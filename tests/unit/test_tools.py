@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import ba_inline as ba
 from pydantic import BaseModel, Field
 
 from xmltools import ConfigError, parse
@@ -36,10 +37,6 @@ def call(
     blocks = [b for b in parse(text, tools=registry) if isinstance(b, ToolUse)]
     assert blocks, text
     return registry.validate(blocks[0], ctx)
-
-
-def ba(**params: str) -> str:
-    return "<browser_action>" + "".join(f"<{k}>{v}</{k}>" for k, v in params.items()) + "</browser_action>"
 
 
 # -- formats -------------------------------------------------------------------------

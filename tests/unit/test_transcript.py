@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from fakes import FakeBrowser
+from helpers import ba, scenario
 
 from xmltools import ConfigError
 from xmltools.config import Config
@@ -24,18 +25,6 @@ from xmltools.transcript import (
 
 ROOT = Path(__file__).parents[2]
 DEMO = ROOT / "fixtures" / "transcripts" / "demo.jsonl"
-
-
-def ba(action: str, **params: str) -> str:
-    inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
-    return f"<browser_action>\n{inner}</browser_action>"
-
-
-def scenario(path: Path, *messages: str, tools: list[str] | None = None) -> Path:
-    lines = [json.dumps({"xmltools_transcript": 1, "tools": tools or []})]
-    lines += [json.dumps({"role": "assistant", "content": m}) for m in messages]
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 # -- format ---------------------------------------------------------------------------
