@@ -19,25 +19,14 @@ reported in ``usages``.
 from __future__ import annotations
 
 import json
-import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from http.server import BaseHTTPRequestHandler
+from typing import Any, ClassVar
 
-Script = Callable[[dict[str, Any]], str]
+from loopback import LoopbackHandler, LoopbackServer, Script, by_turn
+
+__all__ = ["AnthropicServer", "Script", "by_turn", "problem"]
+
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
-
-
-def by_turn(replies: list[str], after: str = "I am done.") -> Script:
-    """Reply number n to the request holding n assistant messages; then ``after``."""
-
-    def script(req: dict[str, Any]) -> str:
-        n = sum(1 for m in req["messages"] if m.get("role") == "assistant")
-        return replies[n] if n < len(replies) else after
-
-    return script
 
 
 def problem(body: dict[str, Any]) -> str | None:
@@ -87,45 +76,35 @@ def problem(body: dict[str, Any]) -> str | None:
     return None
 
 
-class AnthropicServer:
+class AnthropicServer(LoopbackServer):
     def __init__(self, script: Script, *, chunk: int = 7, delay: float = 0.0, strict: bool = True) -> None:
-        self.script = script
-        self.chunk = chunk
-        self.delay = delay
+        super().__init__(script, chunk=chunk, delay=delay)
         self.strict = strict
-        self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.api_keys: list[str | None] = []  # the key of each request: x-api-key, or a Bearer token
         self.usages: list[tuple[int, int]] = []  # (input_tokens, output_tokens) of each reply, in order
         self.rejected: list[str] = []  # why requests were refused with HTTP 400
-        self.fail_next: list[str] = []  # "529", "500", "drop" or "error_event", consumed one per request
-        self.cut_streams = 0  # streams the client closed before the end
         self.finished_streams = 0  # streams written to the end
-        self.lock = threading.Lock()
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
+        class Handler(LoopbackHandler):
+            json_headers: ClassVar[dict[str, str]] = {"request-id": "req_scripted"}
 
             def do_POST(self) -> None:
                 if not self.path.rstrip("/").endswith("/v1/messages"):
                     self._error(404, "not_found_error", f"no route {self.path}")
                     return
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                body = self.read_json()
+                failure = server.received(body)  # "529", "500", "drop" or "error_event"
                 with server.lock:
-                    server.requests.append(body)
                     server.headers.append({k.lower(): v for k, v in self.headers.items()})
                     bearer = self.headers.get("authorization", "")
                     server.api_keys.append(
                         self.headers.get("x-api-key")
                         or (bearer[7:] if bearer.startswith("Bearer ") else None)
                     )
-                    failure = server.fail_next.pop(0) if server.fail_next else None
                 if failure == "529":
                     self._error(529, "overloaded_error", "Overloaded")
                     return
@@ -165,13 +144,8 @@ class AnthropicServer:
                     }
                     self._json(200, whole)
                     return
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Transfer-Encoding", "chunked")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                pieces = [reply[i : i + server.chunk] for i in range(0, len(reply), server.chunk)]
+                self.start_stream()
+                pieces = server.pieces(reply)
                 try:
                     self._event("message_start", {"type": "message_start", "message": message})
                     self._event(
@@ -185,8 +159,7 @@ class AnthropicServer:
                     self._event("ping", {"type": "ping"})
                     for k, piece in enumerate(pieces):
                         if k == len(pieces) // 2 and failure == "drop":
-                            self.wfile.flush()
-                            self.connection.shutdown(2)  # the connection drops mid-stream
+                            self.drop()
                             return
                         if k == len(pieces) // 2 and failure == "error_event":
                             error = {
@@ -200,8 +173,7 @@ class AnthropicServer:
                         self._event(
                             "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}
                         )
-                        if server.delay:
-                            time.sleep(server.delay)
+                        server.pause()
                     self._event("content_block_stop", {"type": "content_block_stop", "index": 0})
                     self._event(
                         "message_delta",
@@ -216,51 +188,13 @@ class AnthropicServer:
                     with server.lock:
                         server.finished_streams += 1
                 except (BrokenPipeError, ConnectionResetError):
-                    with server.lock:
-                        server.cut_streams += 1
+                    server.was_cut()
                 self.close_connection = True
 
             def _error(self, status: int, kind: str, message: str) -> None:
                 self._json(status, {"type": "error", "error": {"type": kind, "message": message}})
 
-            def _json(self, status: int, data: dict[str, Any]) -> None:
-                payload = json.dumps(data).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.send_header("request-id", "req_scripted")
-                self.end_headers()
-                self.wfile.write(payload)
-
             def _event(self, name: str, data: dict[str, Any]) -> None:
                 self._chunk(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
 
-            def _chunk(self, data: bytes) -> None:
-                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-                self.wfile.flush()
-
-            def _end(self) -> None:
-                self.wfile.write(b"0\r\n\r\n")
-                self.wfile.flush()
-
         return Handler
-
-    def wait_for_cut(self, n: int = 1, timeout: float = 2.0) -> int:
-        """Wait until ``n`` streams were cut (the server notices on its next write); return the count."""
-        deadline = time.monotonic() + timeout
-        while self.cut_streams < n and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return self.cut_streams
-
-    @contextmanager
-    def running(self) -> Iterator[str]:
-        """Serve on a free port; yields the base URL to give the SDK (``base_url=``)."""
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
-        httpd.daemon_threads = True
-        t = threading.Thread(target=httpd.serve_forever, daemon=True)
-        t.start()
-        try:
-            yield f"http://127.0.0.1:{httpd.server_address[1]}"
-        finally:
-            httpd.shutdown()
-            httpd.server_close()

@@ -1,22 +1,33 @@
-"""Shared test set-up: the fixture site served on 127.0.0.1, and browser sessions."""
+"""Shared test set-up: the fixture site served on 127.0.0.1, browser sessions, and the folders' rules.
+
+tests/unit holds fast tests with no browser and no command in a subprocess;
+tests/browser holds the tests that drive a real Chromium, marked ``browser`` here
+by folder; tests/slow holds the rest that takes seconds (the wheel build, the
+commands in a subprocess).  A test outside tests/browser that launches a browser
+fails, so Chromium cannot slip into the fast set unnoticed.
+"""
 
 from __future__ import annotations
 
+import functools
 import random
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-ROOT = Path(__file__).parent.parent
-SITE = ROOT / "fixtures" / "site"
+from helpers import SITE  # this folder is on the path from the line above
+
+BROWSER_TESTS = Path(__file__).parent / "browser"
+SLOW_TESTS = Path(__file__).parent / "slow"
 
 _stop = threading.Event()
 
@@ -103,3 +114,58 @@ async def browser() -> AsyncIterator[object]:
 
 
 pytest_plugins = ["pytester"]
+
+
+# -- the folders' rules ------------------------------------------------------------------------------
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark by folder: ``browser`` for tests/browser, ``slow`` for tests/slow."""
+    for item in items:
+        if item.path.is_relative_to(BROWSER_TESTS):
+            item.add_marker(pytest.mark.browser)
+        elif item.path.is_relative_to(SLOW_TESTS):
+            item.add_marker(pytest.mark.slow)
+
+
+_in_browser_folder = False  # whether the test being run (set-up, call and teardown) is under tests/browser
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
+    global _in_browser_folder
+    _in_browser_folder = item.path.is_relative_to(BROWSER_TESTS)
+    try:
+        return (yield)
+    finally:
+        _in_browser_folder = False
+
+
+def _refuse_outside_browser_folder(launch: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(launch)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if not _in_browser_folder:
+            raise AssertionError(
+                "this test launches a browser: it belongs under tests/browser (marked `browser` there)"
+            )
+        return launch(*args, **kwargs)
+
+    return guarded
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every way Playwright starts a local browser refuses to, outside tests/browser.
+
+    Connecting to a remote browser is left alone: the tests that check an
+    unreachable endpoint need no browser.
+    """
+    from playwright.async_api import BrowserType as AsyncBrowserType
+    from playwright.sync_api import BrowserType as SyncBrowserType
+
+    for cls in (AsyncBrowserType, SyncBrowserType):
+        for name in ("launch", "launch_persistent_context"):
+            original = getattr(cls, name)
+            if not getattr(original, "_outside_browser_folder_refused", False):
+                guarded = _refuse_outside_browser_folder(original)
+                guarded._outside_browser_folder_refused = True  # type: ignore[attr-defined]
+                setattr(cls, name, guarded)

@@ -1,0 +1,95 @@
+"""Actions that load a page never break the session: every kind of navigation, 30 times in a row.
+
+A race that fails one time in ten fails these tests.  The destination pages of
+the slower kinds come through ``/__slow__/``, which answers after a random 0 to
+800 ms, and the destination sets its title from a script: an observation taken
+before the new page finished loading shows "Loading" and fails.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from helpers import ok
+
+from xmltools.browser.session import BrowserSession
+from xmltools.browser.settings import BrowserConfig, Timeouts
+from xmltools.results import Observation, Point
+
+pytestmark = pytest.mark.slow
+
+REPEAT = 30
+GO = Point(x=190, y=70)  # every start page has its trigger here
+
+
+async def repeat_and_check(
+    b: BrowserSession, start: str, act: str, url_part: str, *, title: str = "Arrived"
+) -> None:
+    failures = []
+    for i in range(REPEAT):
+        ok(await b.launch(start))
+        if act == "click":
+            res = await b.click(GO)
+        else:
+            res = await b.press("Enter")
+        if not isinstance(res, Observation):
+            failures.append(f"try {i}: {res}")
+            continue
+        if res.title != title or url_part not in res.url:
+            failures.append(f"try {i}: saw {res.title!r} at {res.url} (notes {res.notes})")
+        elif res.screenshot is None:
+            failures.append(f"try {i}: no screenshot")
+    assert not failures, f"{len(failures)} of {REPEAT} failed:\n" + "\n".join(failures[:5])
+
+
+@pytest.mark.parametrize(
+    ("page", "act", "url_part"),
+    [
+        ("link.html", "click", "done.html?via=link"),
+        ("form-get.html", "click", "done.html?via=form-get"),
+        ("form-post.html", "click", "done.html?via=form-post"),
+        ("enter.html", "press", "done.html?via=enter"),
+        ("timer.html", "click", "done.html?via=timer"),
+        ("to-meta.html", "click", "done.html?via=meta"),
+        ("redirect.html", "click", "done.html?via=redirect"),
+        ("push.html", "click", "push.html?view=2"),
+        ("hash.html", "click", "hash.html#below"),
+        ("blank.html", "click", "done.html?via=blank"),
+    ],
+)
+async def test_every_navigation_30_times(
+    browser: BrowserSession, site: str, page: str, act: str, url_part: str
+) -> None:
+    await repeat_and_check(browser, f"{site}/nav/{page}", act, url_part)
+
+
+async def test_the_session_keeps_its_state_across_navigations(browser: BrowserSession, site: str) -> None:
+    ok(await browser.launch(site + "/nav/link.html"))
+    await browser.on_page(lambda p: p.evaluate("localStorage.setItem('kept', 'yes')"))
+    for _ in range(REPEAT // 2):
+        assert ok(await browser.click(GO)).title == "Arrived"
+        assert ok(await browser.click(GO)).title == "Link"
+    assert await browser.on_page(lambda p: p.evaluate("localStorage.getItem('kept')")) == "yes"
+
+
+async def test_a_page_that_keeps_reloading_is_shown_with_a_note(site: str) -> None:
+    async with BrowserSession(BrowserConfig(timeouts=Timeouts(navigation=5.0))) as b:
+        for _ in range(5):
+            start = time.monotonic()
+            obs = ok(await b.launch(site + "/nav/refresh.html"))
+            assert time.monotonic() - start < 12
+            assert obs.url.endswith("/nav/refresh.html") and obs.screenshot is not None
+            assert any("kept navigating" in n for n in obs.notes), obs.notes
+            assert b.is_open
+
+
+async def test_the_click_says_what_was_clicked(browser: BrowserSession, site: str) -> None:
+    ok(await browser.launch(site + "/nav/link.html"))
+    obs = ok(await browser.click(GO))
+    assert obs.target == 'link "an ordinary link"'
+    ok(await browser.launch(site + "/nav/form-get.html"))
+    obs = ok(await browser.hover(GO))
+    assert obs.target == 'button "send the form"'
+    marks = await browser.on_page(lambda p: p.evaluate("document.querySelectorAll('[data-xt-mark]').length"))
+    assert marks == 0  # the page is left as it was found

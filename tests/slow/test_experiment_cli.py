@@ -1,0 +1,86 @@
+"""The experiment commands in a subprocess: prompt, rerender and score."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import ba
+
+from xmltools.experiment import format_scores, load_corpus, score_corpus
+
+ROOT = Path(__file__).parents[2]
+
+
+CORPUS = ROOT / "fixtures" / "corpus" / "outputs.jsonl"
+
+
+TERSE = ROOT / "fixtures" / "variants" / "terse"
+
+
+def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "xmltools.cli", *args], capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_prompt_shows_what_the_model_would_see() -> None:
+    r = cli("prompt", "--variant", str(TERSE))
+    assert r.returncode == 0 and r.stdout.startswith("# variant: terse")
+    assert "Viewport: 1280x800" in r.stdout and "Drive a Chromium browser" in r.stdout
+
+
+@pytest.fixture
+def recorded(tmp_path: Path) -> Path:
+    """A small recording made offline-ready: the demo's first steps with their observations."""
+    from fakes import FakeBrowser
+
+    from xmltools.config import Config
+    from xmltools.interpreter import AsyncInterpreter
+    from xmltools.transcript import Header, TranscriptWriter
+
+    async def make() -> Path:
+        it = AsyncInterpreter(Config(), browser=FakeBrowser())
+        out = tmp_path / "run.jsonl"
+        with TranscriptWriter(out, Header(templates=it.renderer.template_hashes())) as w:
+            for text in (
+                ba("launch", url="http://localhost/app"),
+                ba("click", coordinate="450,140"),
+                ba("click", coordinate="1000,700"),  # outside 900x600, inside 1280x800
+                ba("close"),
+            ):
+                w.turn(await it.handle(text))
+        return out
+
+    return asyncio.run(make())
+
+
+def wording(tmp_path: Path) -> Path:
+    d = tmp_path / "wording"
+    (d / "result").mkdir(parents=True)
+    (d / "result" / "browser.j2").write_text("Done: {{ action }}. {{ obs.title }} at {{ obs.url | page }}.\n")
+    (d / "variant.toml").write_text('name = "wording"\n')
+    return d
+
+
+def test_cli_rerender(recorded: Path, tmp_path: Path) -> None:
+    r = cli("rerender", str(recorded), "--variant", str(wording(tmp_path)))
+    assert r.returncode == 0, r.stderr
+    assert "recorded -> wording" in r.stdout and "--- turn 1 ---" in r.stdout
+    assert r.stdout.splitlines()[-1].strip() != ""
+
+
+def test_scoring_transcripts_and_the_cli_table_and_json(recorded: Path) -> None:
+    runs = load_corpus([recorded, CORPUS])
+    assert len(runs) == 3 and len(runs[0]) == 4
+    r = cli("score", str(CORPUS), "--variant", str(TERSE))
+    assert r.returncode == 0
+    assert "invalid: missing_param(coordinate)" in r.stdout and "terse" in r.stdout.splitlines()[0]
+    r = cli("score", str(CORPUS), "--json")
+    assert json.loads(r.stdout)[0]["truncated_calls"] == 1
+    table = format_scores([asyncio.run(score_corpus(load_corpus([CORPUS])))])
+    assert "complete call rate" in table and "85.7%" in table
