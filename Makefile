@@ -5,13 +5,20 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.xmltools-installed
 
-.PHONY: demo test bench lint browser clean
+.PHONY: demo test test-fast bench lint browser clean
 
 demo: $(STAMP) browser
 	$(BIN)/xmltools demo
 
+# The whole suite, spread over TEST_WORKERS processes a file at a time (the browser tests mostly
+# wait, so more workers than cores pays); test-fast runs tests/unit alone, with no browser.
+TEST_WORKERS ?= 3
+
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q tests/unit
 
 bench: $(STAMP) browser
 	mkdir -p bench/results

@@ -10,8 +10,11 @@ fails, so Chromium cannot slip into the fast set unnoticed.
 from __future__ import annotations
 
 import functools
+import os
 import random
+import shutil
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -153,12 +156,26 @@ def _refuse_outside_browser_folder(launch: Callable[..., Any]) -> Callable[..., 
     return guarded
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    """Every way Playwright starts a local browser refuses to, outside tests/browser.
+_own_tmp: str | None = None  # this process's temporary folder
 
-    Connecting to a remote browser is left alone: the tests that check an
-    unreachable endpoint need no browser.
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A temporary folder of our own, and a guard on every way Playwright starts a local browser.
+
+    Each pytest process (each xdist worker too) gets its own ``TMPDIR``, which
+    Chromium and Playwright's driver inherit: the tests that count the profile
+    folders left in the temporary folder see only their own browsers', not
+    those of another worker or of anyone else on the machine.
+
+    Outside tests/browser, launching a browser fails.  Connecting to a remote
+    one is left alone: the tests that check an unreachable endpoint need no
+    browser.
     """
+    global _own_tmp
+    if _own_tmp is None:
+        _own_tmp = tempfile.mkdtemp(prefix="xmltools-tests-")
+        os.environ["TMPDIR"] = _own_tmp
+        tempfile.tempdir = None  # read TMPDIR again
     from playwright.async_api import BrowserType as AsyncBrowserType
     from playwright.sync_api import BrowserType as SyncBrowserType
 
@@ -169,3 +186,10 @@ def pytest_configure(config: pytest.Config) -> None:
                 guarded = _refuse_outside_browser_folder(original)
                 guarded._outside_browser_folder_refused = True  # type: ignore[attr-defined]
                 setattr(cls, name, guarded)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _own_tmp
+    if _own_tmp is not None:
+        shutil.rmtree(_own_tmp, ignore_errors=True)
+        _own_tmp = None
