@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
+from ..quoting import cut
 from ..results import ConsoleEntry
 from .settings import Caps
 
@@ -20,11 +21,8 @@ __all__ = ["ConsoleCollector", "NoteCollector", "clip"]
 
 
 def clip(text: str, limit: int) -> str:
-    """``text`` cut to about ``limit`` characters, saying how much was left out."""
-    if len(text) <= limit:
-        return text
-    keep = max(0, limit - 40)
-    return f"{text[:keep]}… ({len(text) - keep:,} more characters)"
+    """``text`` within ``limit`` characters, saying how much was left out."""
+    return cut(text, limit)
 
 
 class ConsoleCollector:

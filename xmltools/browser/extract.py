@@ -11,6 +11,8 @@ from __future__ import annotations
 import lxml.etree as etree
 import lxml.html
 
+from ..quoting import cut
+
 __all__ = ["cap", "clean_html", "normalise_text"]
 
 _DROP = ("script", "style", "svg", "noscript", "template")
@@ -101,7 +103,5 @@ def normalise_text(text: str) -> str:
 
 
 def cap(text: str, limit: int) -> str:
-    """``text`` within ``limit`` characters, with the cut and its size stated."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n… ({len(text) - limit:,} more characters were left out of {len(text):,})"
+    """``text`` within ``limit`` characters, with the cut and its size stated (on a line of its own)."""
+    return cut(text, limit, keep=limit, newline=True)

@@ -32,6 +32,7 @@ from ..errors import BrowserError
 from ..parser import ToolUse
 from ..profiles import DEFAULT_SESSION
 from ..protocol import Effect, Event, Move, State, Violation, event_for, step
+from ..quoting import cut
 from ..results import Failure
 from ..tools import BROWSER_TOOL, CallError, ToolRegistry, ValidCall
 from ..turn import CallOutcome, Rendered, Turn
@@ -246,12 +247,7 @@ class CallRunner:
     def _capped(self, r: Rendered) -> Rendered:
         """The last bound on what one result may say: ``max_result_chars``, with the cut stated."""
         limit = self.config.max_result_chars
-        if len(r.text) <= limit:
-            return r
-        cut = len(r.text) - (limit - 80)
-        return replace(
-            r, text=f"{r.text[: limit - 80]}\n… ({cut:,} more characters of this result were left out)"
-        )
+        return r if len(r.text) <= limit else replace(r, text=cut(r.text, limit, newline=True))
 
     async def _run_host(self, call: ToolUse, checked: ValidCall, turn: Turn) -> CallResult:
         tool = self.registry.get(call.name)
