@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 
-def doctor(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def doctor(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     import os
 
     return subprocess.run(
@@ -15,6 +18,7 @@ def doctor(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
         text=True,
         timeout=120,
         env={**os.environ, **(env or {})},
+        cwd=cwd,
     )
 
 
@@ -34,3 +38,22 @@ def test_doctor_remote_unreachable_says_how_to_start_chrome() -> None:
     r = doctor("--remote", "http://127.0.0.1:9")
     assert r.returncode == 1
     assert "--remote-debugging-port=9222" in r.stdout
+
+
+def test_doctor_reads_the_layered_configuration(tmp_path: Path) -> None:
+    """The browser checked is the one every command would start: xmltools.toml and XMLTOOLS_* count."""
+    (tmp_path / "xmltools.toml").write_text('viewport = "640x480"\nscreenshot_format = "png"\n')
+    r = doctor(cwd=tmp_path, env={"XMLTOOLS_NAVIGATION_TIMEOUT": "20"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert any("viewport" in ln and "640x480" in ln and "xmltools.toml" in ln for ln in lines), r.stdout
+    assert any("navigation_timeout" in ln and "XMLTOOLS_NAVIGATION_TIMEOUT" in ln for ln in lines), r.stdout
+    assert "screenshot: 640x480 png" in r.stdout
+
+
+def test_doctor_refuses_a_bad_setting_with_one_line() -> None:
+    r = doctor(env={"XMLTOOLS_VIEWPROT": "1x1"})
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        "xmltools: XMLTOOLS_VIEWPROT is not a setting; did you mean XMLTOOLS_VIEWPORT?"
+    ]

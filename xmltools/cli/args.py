@@ -131,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("doctor", help="find the browser, launch it, load a page, take a screenshot")
     p.add_argument("--executable", default=None, help="a Chromium or Chrome to use")
     p.add_argument("--remote", default=None, help="a DevTools endpoint (http://127.0.0.1:9222) or 'auto'")
+    p.add_argument("--config", default=None, help="a TOML file of settings (default: xmltools.toml here)")
     p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser(

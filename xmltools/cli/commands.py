@@ -243,14 +243,31 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     return 0
 
 
+# the settings the doctor shows: where the browser comes from and what a session looks like
+DOCTOR_SETTINGS = (
+    "executable",
+    "remote",
+    "headless",
+    "viewport",
+    "screenshot_format",
+    "screenshot_quality",
+    "device_scale_factor",
+    "launch_timeout",
+    "navigation_timeout",
+    "profile_dir",
+    "downloads_dir",
+)
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
+    """Check the browser the configuration names, as every other command would start it."""
     import asyncio
     import tempfile
     from pathlib import Path
 
     from ..browser.locate import browser_version, find_chromium, install_hint
     from ..browser.session import BrowserSession
-    from ..browser.settings import BrowserConfig
+    from ..config import Config, explain, format_settings
     from ..errors import BrowserNotFoundError
     from ..results import Failure
     from ..serve import serve_directory
@@ -261,12 +278,17 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             print("       " + fix.replace("\n", "\n       "))
         return ok
 
-    if args.remote:
-        found = None
-        step(True, f"remote mode: {args.remote}")
+    overrides = {k: v for k in ("executable", "remote") if (v := getattr(args, k)) is not None}
+    config = Config.load(args.config, **overrides)
+    shown = [s for s in explain(args.config, **overrides) if s.name in DOCTOR_SETTINGS]
+    print("settings (the layered configuration, as every command reads it):")
+    print("    " + format_settings(shown).replace("\n", "\n    "))
+    settings = config.browser_settings()
+    if settings.remote:
+        step(True, f"remote mode: {settings.remote}")
     else:
         try:
-            found = find_chromium(args.executable)
+            found = find_chromium(settings.executable)
         except BrowserNotFoundError as e:
             step(False, "find a browser", str(e))
             return 1
@@ -280,16 +302,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                 "<script>console.log('ok')</script>"
             )
             with serve_directory(d) as base:
-                cfg = BrowserConfig(executable=args.executable, remote=args.remote)
-                async with BrowserSession(cfg) as b:
+                async with BrowserSession(settings) as b:
                     try:
                         res = await b.launch(base + "/index.html")
                     except BrowserError as e:
-                        fix = install_hint() if not args.remote else ""
+                        fix = install_hint() if not settings.remote else ""
                         step(False, f"launch and load a page: {e}", fix)
                         return 1
                     if isinstance(res, Failure):
-                        fix = install_hint() if res.kind == "launch" and not args.remote else ""
+                        fix = install_hint() if res.kind == "launch" and not settings.remote else ""
                         step(False, f"launch and load a page: {res.message}", fix)
                         return 1
                     step(True, f"launched {b.browser_version or 'the browser'} and loaded {res.url}")
