@@ -168,3 +168,37 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+async def record_demo_steps(out: Path) -> Path:
+    """A small recording made offline-ready at ``out``: the demo's first steps with their observations.
+
+    Its third click lies outside 900x600 and inside 1280x800, so a variant with
+    a larger viewport changes that step's outcome.
+    """
+    from fakes import FakeBrowser
+
+    from xmltools.config import Config
+    from xmltools.interpreter import AsyncInterpreter
+    from xmltools.transcript import Header, TranscriptWriter
+
+    it = AsyncInterpreter(Config(), browser=FakeBrowser())
+    with TranscriptWriter(out, Header(templates=it.renderer.template_hashes())) as w:
+        for text in (
+            ba("launch", url="http://localhost/app"),
+            ba("click", coordinate="450,140"),
+            ba("click", coordinate="1000,700"),
+            ba("close"),
+        ):
+            w.turn(await it.handle(text))
+    await it.aclose()
+    return out
+
+
+def wording_variant(tmp_path: Path) -> Path:
+    """A variant folder that words the browser result its own way."""
+    d = tmp_path / "wording"
+    (d / "result").mkdir(parents=True)
+    (d / "result" / "browser.j2").write_text("Done: {{ action }}. {{ obs.title }} at {{ obs.url | page }}.\n")
+    (d / "variant.toml").write_text('name = "wording"\n')
+    return d

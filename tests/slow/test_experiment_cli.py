@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ba
+from helpers import record_demo_steps, wording_variant
 
 from xmltools.experiment import format_scores, load_corpus, score_corpus
 
@@ -37,38 +37,11 @@ def test_prompt_shows_what_the_model_would_see() -> None:
 @pytest.fixture
 def recorded(tmp_path: Path) -> Path:
     """A small recording made offline-ready: the demo's first steps with their observations."""
-    from fakes import FakeBrowser
-
-    from xmltools.config import Config
-    from xmltools.interpreter import AsyncInterpreter
-    from xmltools.transcript import Header, TranscriptWriter
-
-    async def make() -> Path:
-        it = AsyncInterpreter(Config(), browser=FakeBrowser())
-        out = tmp_path / "run.jsonl"
-        with TranscriptWriter(out, Header(templates=it.renderer.template_hashes())) as w:
-            for text in (
-                ba("launch", url="http://localhost/app"),
-                ba("click", coordinate="450,140"),
-                ba("click", coordinate="1000,700"),  # outside 900x600, inside 1280x800
-                ba("close"),
-            ):
-                w.turn(await it.handle(text))
-        return out
-
-    return asyncio.run(make())
-
-
-def wording(tmp_path: Path) -> Path:
-    d = tmp_path / "wording"
-    (d / "result").mkdir(parents=True)
-    (d / "result" / "browser.j2").write_text("Done: {{ action }}. {{ obs.title }} at {{ obs.url | page }}.\n")
-    (d / "variant.toml").write_text('name = "wording"\n')
-    return d
+    return asyncio.run(record_demo_steps(tmp_path / "run.jsonl"))
 
 
 def test_cli_rerender(recorded: Path, tmp_path: Path) -> None:
-    r = cli("rerender", str(recorded), "--variant", str(wording(tmp_path)))
+    r = cli("rerender", str(recorded), "--variant", str(wording_variant(tmp_path)))
     assert r.returncode == 0, r.stderr
     assert "recorded -> wording" in r.stdout and "--- turn 1 ---" in r.stdout
     assert r.stdout.splitlines()[-1].strip() != ""

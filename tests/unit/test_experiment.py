@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from helpers import ba
+from helpers import record_demo_steps, wording_variant
 
 from xmltools import ConfigError
 from xmltools.experiment import Variant, load_corpus, rerender, score_corpus
@@ -38,38 +38,11 @@ def test_a_variant_is_a_folder_of_overrides_and_config() -> None:
 @pytest.fixture
 def recorded(tmp_path: Path) -> Path:
     """A small recording made offline-ready: the demo's first steps with their observations."""
-    from fakes import FakeBrowser
-
-    from xmltools.config import Config
-    from xmltools.interpreter import AsyncInterpreter
-    from xmltools.transcript import Header, TranscriptWriter
-
-    async def make() -> Path:
-        it = AsyncInterpreter(Config(), browser=FakeBrowser())
-        out = tmp_path / "run.jsonl"
-        with TranscriptWriter(out, Header(templates=it.renderer.template_hashes())) as w:
-            for text in (
-                ba("launch", url="http://localhost/app"),
-                ba("click", coordinate="450,140"),
-                ba("click", coordinate="1000,700"),  # outside 900x600, inside 1280x800
-                ba("close"),
-            ):
-                w.turn(await it.handle(text))
-        return out
-
-    return asyncio.run(make())
-
-
-def wording(tmp_path: Path) -> Path:
-    d = tmp_path / "wording"
-    (d / "result").mkdir(parents=True)
-    (d / "result" / "browser.j2").write_text("Done: {{ action }}. {{ obs.title }} at {{ obs.url | page }}.\n")
-    (d / "variant.toml").write_text('name = "wording"\n')
-    return d
+    return asyncio.run(record_demo_steps(tmp_path / "run.jsonl"))
 
 
 def test_rerender_diffs_turn_by_turn(recorded: Path, tmp_path: Path) -> None:
-    diffs = asyncio.run(rerender(recorded, Variant.load(wording(tmp_path))))
+    diffs = asyncio.run(rerender(recorded, Variant.load(wording_variant(tmp_path))))
     assert [d.index for d in diffs] == [0, 1, 2, 3, 4]
     assert not diffs[0].changed  # same system prompt
     assert diffs[1].changed and diffs[1].after == "Done: launch. Stand-in at http://localhost/app."
