@@ -11,14 +11,15 @@ demo: $(STAMP) browser
 	$(BIN)/xmltools demo
 
 # The whole suite, spread over TEST_WORKERS processes a file at a time (the browser tests mostly
-# wait, so more workers than cores pays); test-fast runs tests/unit alone, with no browser.
+# wait, so more workers than cores pays); test-fast runs tests/unit alone, with no browser, over
+# two processes (it is CPU-bound: about 70 s of CPU on its own).
 TEST_WORKERS ?= 3
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q tests/unit
+	$(BIN)/python -m pytest -q -n 2 tests/unit
 
 bench: $(STAMP) browser
 	mkdir -p bench/results
