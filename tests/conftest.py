@@ -9,6 +9,7 @@ fails, so Chromium cannot slip into the fast set unnoticed.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import random
@@ -176,6 +177,8 @@ def pytest_configure(config: pytest.Config) -> None:
         _own_tmp = tempfile.mkdtemp(prefix="xmltools-tests-")
         os.environ["TMPDIR"] = _own_tmp
         tempfile.tempdir = None  # read TMPDIR again
+        # removed when this process ends, after pytest's own clean-up (xdist workers end first)
+        atexit.register(shutil.rmtree, _own_tmp, ignore_errors=True)
     from playwright.async_api import BrowserType as AsyncBrowserType
     from playwright.sync_api import BrowserType as SyncBrowserType
 
@@ -186,10 +189,3 @@ def pytest_configure(config: pytest.Config) -> None:
                 guarded = _refuse_outside_browser_folder(original)
                 guarded._outside_browser_folder_refused = True  # type: ignore[attr-defined]
                 setattr(cls, name, guarded)
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    global _own_tmp
-    if _own_tmp is not None:
-        shutil.rmtree(_own_tmp, ignore_errors=True)
-        _own_tmp = None
