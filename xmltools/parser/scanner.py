@@ -1,11 +1,11 @@
 """The incremental scanner: one small step per state, looked up as ``STEPS[state]``.
 
 This module owns how the window is read in our dialect (``compat="default"``):
-the four steps (``TEXT``, ``PENDING``, ``TOOL``, ``PARAM``), the driver
-``advance`` that runs them until one needs more text, and the quick paths
-``QUICK[state]`` that ``feed`` takes for a chunk that cannot change the state.
-A step works on locals and returns the next state and index; it loops within
-its own state, so returning its own state means "wait for more text".
+the four steps (``TEXT``, ``PENDING``, ``TOOL``, ``PARAM``) and the driver
+``advance`` that runs them until one needs more text.  A step works on locals
+and returns the next state and index; it loops within its own state, so
+returning its own state means "wait for more text".  (``feed`` has quick paths
+of its own for a chunk that cannot change the state.)
 Every decision depends only on the text up to a bounded look-ahead, so any
 chunking gives the blocks of the whole text.  Roo's steps live in
 ``compat.py``; this module must not import it (nor ``stream.py``).  It is pure.
@@ -14,12 +14,11 @@ chunking gives the blocks of the whole text.  Roo's steps live in
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from .blocks import Diagnostic, Event, ParamDelta, TextDelta, ToolCompleted, ToolStarted
 from .state import PARAM, PENDING, TEXT, TOOL, ScanState, Step
 
-__all__ = ["QUICK", "STEPS", "TAG_RE", "advance", "body_tail", "text_tail", "tuple_new", "value_tail"]
+__all__ = ["STEPS", "TAG_RE", "TRIM", "advance", "body_tail", "text_tail", "tuple_new", "value_tail"]
 
 # A tag inside a call: a name (optionally closing) and, for unknown tags, attributes.
 TAG_RE = re.compile(r"<(/?[A-Za-z_][A-Za-z0-9_.:-]{0,127})(\s[^<>]{0,127}|/)?>")
@@ -29,7 +28,7 @@ _TAG_START = frozenset("/_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 # Bounded look-aheads: how far the scanner may look before it decides.
 MAX_TAG = 260  # a tag inside a call is at most this long (see TAG_RE)
 _MAX_GAP = 1024  # whitespace allowed between a tool's opening tag and its first tag
-_TRIM = 256  # the decided part of the window is dropped once it is this long
+TRIM = 256  # the decided part of the window is dropped once it is this long
 
 tuple_new = tuple.__new__  # builds an event without the Python-level __new__ of a NamedTuple
 
@@ -49,7 +48,7 @@ def advance(p: ScanState, final: bool) -> list[Event]:
         state = nxt
     p._state = state
     p._pos = base + i
-    if i > _TRIM:
+    if i > TRIM:
         # Drop the decided part of the window, but one character of look-behind (for the
         # backtick rule) and a pending opening tag.
         keep = i - 1
@@ -66,20 +65,18 @@ def advance(p: ScanState, final: bool) -> list[Event]:
 
 def text_step(p: ScanState, w: str, base: int, i: int, final: bool, events: list[Event]) -> tuple[int, int]:
     """Prose: look for a tool's opening tag that is not quoted by a backtick or a fence."""
-    vocab = p.vocab
-    search = vocab.opener_re.search
-    emit = p._emit
+    search = p.vocab.opener_re.search
     while True:
         m = search(w, i)
         if m is None:
             return TEXT, text_tail(p, w, i, final, events)
         j, k = m.span()
         if (w[j - 1] if j else p._char_before(j, w)) == "`" or (p._fenced_text and p._fenced_at(base + j)):
-            if emit:
+            if p._emit:
                 events.append(tuple_new(TextDelta, (w[i : j + 1],)))
             i = j + 1
             continue
-        if emit and j > i:
+        if j > i and p._emit:
             events.append(tuple_new(TextDelta, (w[i:j],)))
         p._opener = (base + j, base + k, m.group(1))
         return PENDING, k
@@ -114,7 +111,9 @@ def pending_step(
         if n > limit:  # only whitespace: prose
             return TEXT, p._not_a_call(ostart - base, w, events)
         if final:  # the message ends right after an opening tag
-            _start_call(p, name, ostart, oend, events)
+            tool = p._open_tool(name, ostart, oend)
+            if p._emit:
+                events.append(tuple_new(ToolStarted, (tool.index, name, ostart)))
             return TOOL, n
         return PENDING, n
     q = m.start()
@@ -123,15 +122,11 @@ def pending_step(
     if q + 1 >= n and not final:
         return PENDING, q
     if q + 1 >= n or w[q + 1] in _TAG_START:
-        _start_call(p, name, ostart, oend, events)
+        tool = p._open_tool(name, ostart, oend)
+        if p._emit:
+            events.append(tuple_new(ToolStarted, (tool.index, name, ostart)))
         return TOOL, q
     return TEXT, p._not_a_call(ostart - base, w, events)
-
-
-def _start_call(p: ScanState, name: str, start: int, body: int, events: list[Event]) -> None:
-    tool = p._open_tool(name, start, body)
-    if p._emit:
-        events.append(tuple_new(ToolStarted, (tool.index, name, start)))
 
 
 def tool_step(p: ScanState, w: str, base: int, i: int, final: bool, events: list[Event]) -> tuple[int, int]:
@@ -190,9 +185,20 @@ def param_step(p: ScanState, w: str, base: int, i: int, final: bool, events: lis
     k = w.find(close, i)
     if k < 0:
         return PARAM, value_tail(p, w, i, events)
+    pname = tool.param
     if k > i and p._emit:
-        events.append(tuple_new(ParamDelta, (tool.index, tool.param, w[i:k])))
-    p._close_value(tool, base + k)
+        events.append(tuple_new(ParamDelta, (tool.index, pname, w[i:k])))
+    # the value is decided (as ScanState._close_value, inline on this hot path)
+    vstart = tool.param_start
+    vend = base + k
+    if vend - vstart > p._max_param:
+        vend = vstart + p._max_param
+        p._param_too_big(tool, pname, vstart)
+    if pname not in tool.spans:
+        tool.spans[pname] = (vstart, vend)
+    tool.param = ""
+    if pname in tool.raw:
+        tool.raw_ext = (pname, len(tool.diags))
     return TOOL, k + len(close)
 
 
@@ -208,106 +214,3 @@ def value_tail(p: ScanState, w: str, i: int, events: list[Event]) -> int:
 
 
 STEPS: dict[int, Step] = {TEXT: text_step, PENDING: pending_step, TOOL: tool_step, PARAM: param_step}
-
-
-# --------------------------------------------------------------------------
-# Quick paths for feed()
-#
-# Each takes the new chunk (already stored: the text was ``length`` long, it is
-# ``new`` long now) and either returns its events, exactly those of the general
-# scan, or prepares the window and returns None: then ``advance`` scans it.
-
-Quick = Callable[[ScanState, str, int, int], "list[Event] | None"]
-
-
-def quick_text(p: ScanState, chunk: str, length: int, new: int) -> list[Event] | None:
-    pos = p._pos
-    if pos == length and "<" not in chunk:
-        # nothing is held back and no tag starts here: it is all text
-        p._pos = new
-        p._win = chunk
-        p._wbase = length
-        return [tuple_new(TextDelta, (chunk,))]
-    # the undecided part, the chunk, and one character of look-behind (backtick rule)
-    i = pos - p._wbase
-    if i:
-        i = 1
-    s = p._win[pos - p._wbase - i :] + chunk
-    p._win = s
-    p._wbase = base = pos - i
-    if ">" in chunk:
-        return None
-    # No opening tag can end here (what is held back has no '>').  Hold back the last
-    # '<' if it may still begin one; the rest is text.
-    vocab = p.vocab
-    lo = len(s) - vocab.max_open
-    j = s.rfind("<", lo if lo > i else i)
-    if j < 0 or s[j:] not in vocab.opener_prefixes:
-        j = len(s)
-    p._pos = base + j
-    return [tuple_new(TextDelta, (s[i:j],))] if j > i else []
-
-
-def quick_pending(p: ScanState, chunk: str, length: int, new: int) -> list[Event] | None:
-    p._win += chunk
-    return None
-
-
-def quick_tool(p: ScanState, chunk: str, length: int, new: int) -> list[Event] | None:
-    if p._pos == length and "<" not in chunk:
-        p._pos = new
-        p._win = chunk
-        p._wbase = length
-        return []
-    p._win += chunk
-    if ">" not in chunk and len(p._win) < 1024:
-        # Every tag ends with '>': this chunk cannot complete one.  (The bound keeps the
-        # window, which each such feed copies, short.)
-        return []
-    return None
-
-
-def quick_param(p: ScanState, chunk: str, length: int, new: int) -> list[Event] | None:
-    tool = p._tool
-    pos = p._pos
-    if pos == length:
-        if "<" not in chunk:
-            # no closing tag can start here: the chunk is value
-            p._pos = new
-            p._win = chunk
-            p._wbase = length
-            return [tuple_new(ParamDelta, (tool.index, tool.param, chunk))]
-        s = chunk
-    else:
-        s = p._win[pos - p._wbase :] + chunk
-        if "<" not in s:
-            # no closing tag can start here: what was held back and the chunk are value
-            p._pos = new
-            p._win = s
-            p._wbase = pos
-            return [tuple_new(ParamDelta, (tool.index, tool.param, s))]
-    p._win = s
-    p._wbase = pos
-    close = tool.param_close
-    if close not in s:
-        # the value goes on; hold back what may begin its closing tag
-        safe = len(s) - len(close) + 1
-        if safe > 0:
-            p._pos = pos + safe
-            return [tuple_new(ParamDelta, (tool.index, tool.param, s[:safe]))]
-        return []
-    k = s.find(close)
-    i = k + len(close)
-    if p._roo or len(s) > _TRIM or s.find(">", i) >= 0:
-        return None
-    # The value ends here, and no tag can end after it: close the value and wait in the
-    # call's body at the last '<' (what the steps do, in short).
-    ev: list[Event] = [tuple_new(ParamDelta, (tool.index, tool.param, s[:k]))] if k else []
-    p._close_value(tool, pos + k)
-    p._state = TOOL
-    j = s.rfind("<", i)
-    p._pos = pos + (j if j >= 0 else len(s))
-    return ev
-
-
-QUICK: dict[int, Quick] = {TEXT: quick_text, PENDING: quick_pending, TOOL: quick_tool, PARAM: quick_param}

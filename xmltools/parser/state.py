@@ -5,8 +5,8 @@ This module owns ``ScanState``: the scanner's state (``TEXT``, ``PENDING``,
 (``OpenCall``), the blocks already finished, the fence tracking, and the moves
 on them that several steps make (open a call, close a value, finish a call,
 report a tag).  The steps themselves live in ``scanner.py`` (and roo's in
-``compat.py``); this module must import neither of them, nor anything outside
-this package but ``errors``-free leaf modules.  It is pure.
+``compat.py``): this module must import neither of them, nor ``stream.py``,
+nor anything outside this package.  It is pure.
 """
 
 from __future__ import annotations
@@ -38,6 +38,9 @@ TEXT, PENDING, TOOL, PARAM = 0, 1, 2, 3
 FENCE_RE = re.compile(r"\n[ ]{0,3}(?:```|~~~)")
 
 
+_NONE: frozenset[str] = frozenset()
+
+
 class OpenCall:
     """A call whose closing tag has not arrived yet (mutable; it becomes a ``ToolUse``)."""
 
@@ -45,7 +48,6 @@ class OpenCall:
         "body",
         "close_name",
         "diags",
-        "end",
         "index",
         "name",
         "param",
@@ -56,20 +58,17 @@ class OpenCall:
         "raw_ext",
         "spans",
         "start",
-        "syntax",
         "too_big",
         "unknown",
     )
 
     def __init__(self, syntax: ToolSyntax, index: int, start: int, body: int) -> None:
-        self.syntax = syntax
         self.name = syntax.name
         self.params = syntax.params
         self.raw = syntax.raw
         self.index = index
         self.start = start
         self.body = body
-        self.end = -1
         # closed parameters: name -> span of the value, in the order they were first closed
         self.spans: dict[str, Span] = {}
         self.diags: list[Diagnostic] = []
@@ -78,8 +77,9 @@ class OpenCall:
         self.param_start = 0
         # the raw parameter closed last, and how many diagnostics the call had then
         self.raw_ext: tuple[str, int] | None = None
-        self.too_big: set[str] = set()
-        self.unknown: set[str] = set()
+        # parameters reported too long, unknown tags reported (rarely any: shared when empty)
+        self.too_big = _NONE
+        self.unknown = _NONE
         self.close_name = "/" + syntax.name
 
 
@@ -168,7 +168,8 @@ class ScanState(TextStore):
     def _open_tool(self, name: str, start: int, body: int) -> OpenCall:
         ts = self._text_start
         if ts < start:
-            raw = self._slice(ts, start)
+            wb = self._wbase
+            raw = self._win[ts - wb : start - wb] if ts >= wb else self._slice(ts, start)
             content = raw.strip(WS)
             if content:
                 lead = 0 if raw[0] == content[0] else len(raw) - len(raw.lstrip(WS))
@@ -191,10 +192,12 @@ class ScanState(TextStore):
             tool.raw_ext = (pname, len(tool.diags))
 
     def _finish_tool(self, tool: OpenCall, end: int) -> ToolUse:
-        tool.end = end
         params: dict[str, str] = {}
+        rule = self._value_rule
+        win = self._win
+        wb = self._wbase
         for pname, (a, b) in tool.spans.items():
-            params[pname] = self._value(tool, pname, a, b)
+            params[pname] = rule(tool, pname, win[a - wb : b - wb] if a >= wb else self._slice(a, b))
         # the call is done with: its spans become the block's
         block = ToolUse(tool.name, params, False, (tool.start, end), tool.spans, tuple(tool.diags))
         self._done.append(block)
@@ -211,7 +214,7 @@ class ScanState(TextStore):
         bare = tag.lstrip("/")
         if tag[0] == "/" and bare in tool.unknown:
             return  # the closing half of an unknown tag already reported
-        tool.unknown.add(bare)
+        tool.unknown = tool.unknown | {bare}
         tool.diags.append(
             Diagnostic(
                 "unknown_tag",
@@ -229,13 +232,13 @@ class ScanState(TextStore):
             events.append(ParamDelta(tool.index, pname, self._slice(s1, upto)))
         tool.spans[pname] = (s0, min(upto, s0 + self._max_param))
         del tool.diags[ndiags:]  # tags seen since were part of the value
-        tool.unknown.clear()
+        tool.unknown = _NONE
         if upto - s0 > self._max_param:
             self._param_too_big(tool, pname, s0)
 
     def _param_too_big(self, tool: OpenCall, pname: str, start: int) -> None:
         if pname not in tool.too_big:
-            tool.too_big.add(pname)
+            tool.too_big = tool.too_big | {pname}
             tool.diags.append(self._too_big_diag(pname, start))
 
     def _too_big_diag(self, pname: str, start: int) -> Diagnostic:

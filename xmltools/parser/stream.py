@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from typing import Literal
 
 from ..errors import ConfigError, StreamClosedError, UsageError
-from .blocks import Block, Diagnostic, Event, Span, TextBlock, TextDelta, ToolUse
+from .blocks import Block, Diagnostic, Event, ParamDelta, Span, TextBlock, TextDelta, ToolUse
 from .compat import ROO_STEPS, roo_value
-from .scanner import QUICK, STEPS, advance, tuple_new
-from .state import PENDING, TEXT, OpenCall, ScanState, default_value
+from .scanner import STEPS, TRIM, advance, tuple_new
+from .state import PARAM, PENDING, TEXT, TOOL, OpenCall, ScanState, default_value
 from .text import MERGE
 from .vocabulary import WS, HasVocabulary, Limits, ToolSyntax, Vocabulary
 
@@ -121,16 +121,86 @@ class StreamParser(ScanState):
             if new - self._tail_start >= MERGE:
                 self._merge()
             self._mark = min(self._max_len, self._tail_start + MERGE)
-        if self._state == TEXT and self._pos == length and "<" not in chunk:
-            # the commonest chunk: nothing is held back and no tag starts here, so it is all text
-            self._pos = new
-            self._win = chunk
-            self._wbase = length
-            return [tuple_new(TextDelta, (chunk,))]
-        # a chunk that cannot change the state is done with quickly (with exactly the
-        # events of a scan); any other is scanned
-        events = QUICK[self._state](self, chunk, length, new)
-        return advance(self, False) if events is None else events
+        # The fast paths below handle a chunk that cannot change the state; they give
+        # exactly the events of the general scan (scanner.advance).
+        pos = self._pos
+        st = self._state
+        if st == TEXT:
+            if pos == length and "<" not in chunk:
+                # nothing is held back and no tag starts here: it is all text
+                self._pos = new
+                self._win = chunk
+                self._wbase = length
+                return [tuple_new(TextDelta, (chunk,))]
+            # the undecided part, the chunk, and one character of look-behind (backtick rule)
+            i = pos - self._wbase
+            if i:
+                i = 1
+            s = self._win[pos - self._wbase - i :] + chunk
+            self._win = s
+            self._wbase = base = pos - i
+            if ">" not in chunk:
+                # No opening tag can end here (what is held back has no '>').  Hold back the
+                # last '<' if it may still begin one; the rest is text.
+                lo = len(s) - self.vocab.max_open
+                j = s.rfind("<", lo if lo > i else i)
+                if j < 0 or s[j:] not in self.vocab.opener_prefixes:
+                    j = len(s)
+                self._pos = base + j
+                return [tuple_new(TextDelta, (s[i:j],))] if j > i else []
+        elif st == PARAM:
+            tool = self._tool
+            if pos == length:
+                if "<" not in chunk:
+                    # no closing tag can start here: the chunk is value
+                    self._pos = new
+                    self._win = chunk
+                    self._wbase = length
+                    return [tuple_new(ParamDelta, (tool.index, tool.param, chunk))]
+                s = chunk
+            else:
+                s = self._win[pos - self._wbase :] + chunk
+                if "<" not in s:
+                    # no closing tag can start here: what was held back and the chunk are value
+                    self._pos = new
+                    self._win = s
+                    self._wbase = pos
+                    return [tuple_new(ParamDelta, (tool.index, tool.param, s))]
+            self._win = s
+            self._wbase = pos
+            close = tool.param_close
+            if close not in s:
+                # the value goes on; hold back what may begin its closing tag
+                safe = len(s) - len(close) + 1
+                if safe > 0:
+                    self._pos = pos + safe
+                    return [tuple_new(ParamDelta, (tool.index, tool.param, s[:safe]))]
+                return []
+            k = s.find(close)
+            i = k + len(close)
+            if not self._roo and len(s) <= TRIM and s.find(">", i) < 0:
+                # The value ends here, and no tag can end after it: close the value and wait
+                # in the call's body at the last '<' (what the steps do, in short).
+                ev: list[Event] = [tuple_new(ParamDelta, (tool.index, tool.param, s[:k]))] if k else []
+                self._close_value(tool, pos + k)
+                self._state = TOOL
+                j = s.rfind("<", i)
+                self._pos = pos + (j if j >= 0 else len(s))
+                return ev
+        elif st == TOOL:
+            if pos == length and "<" not in chunk:
+                self._pos = new
+                self._win = chunk
+                self._wbase = length
+                return []
+            self._win += chunk
+            if ">" not in chunk and len(self._win) < 1024:
+                # Every tag ends with '>': this chunk cannot complete one.  (The bound keeps the
+                # window, which each such feed copies, short.)
+                return []
+        else:
+            self._win += chunk
+        return advance(self, False)
 
     def _load(self, text: str) -> None:
         """parse(): the whole text at once, without events."""
