@@ -20,7 +20,7 @@ from ..browser.base import BrowserLike
 from ..config import Config
 from ..errors import ConfigError, MistakeLimitError, UsageError
 from ..parser import ToolUse, parse
-from ..profiles import DEFAULT_SESSION, get_profile
+from ..profiles import DEFAULT_SESSION
 from ..protocol import Session, State, plan_message
 from ..render import Renderer, apply_image_budget, to_message
 from ..results import Viewport
@@ -419,16 +419,7 @@ class _Held:
 
 def default_registry(config: Config) -> ToolRegistry:
     """The interpreter's own registry: the profile's actions, less the disabled ones."""
-    profile = get_profile(config.profile)
-    unknown = [a for a in config.disabled_actions if a not in profile.actions]
-    if unknown:
-        raise ConfigError(
-            f"disabled_actions names {unknown}, which the {profile.name} profile does not have;"
-            f" its actions are: {', '.join(profile.names)}"
-        )
-    return ToolRegistry(
-        profile=profile.name, actions=[a for a in profile.names if a not in config.disabled_actions]
-    )
+    return ToolRegistry(profile=config.profile, disabled=config.disabled_actions)
 
 
 def _too_large(blocks: list[Any]) -> bool:
