@@ -10,13 +10,13 @@ STAMP  := $(VENV)/.xmltools-installed
 demo: $(STAMP) browser
 	$(BIN)/xmltools demo
 
-# The whole suite, spread over TEST_WORKERS processes a file at a time (the browser tests mostly
-# wait, so more workers than cores pays); test-fast runs tests/unit alone, with no browser, over
-# two processes (it is CPU-bound: about 70 s of CPU on its own).
-TEST_WORKERS ?= 3
-
+# The whole suite in two passes. The unit tests and the slow ones (subprocesses, the wheel
+# build) are CPU-bound and run over two processes; the browser tests run in one process after
+# them, because two Chromiums on two cores turn their timing into a coin toss. test-fast runs
+# tests/unit alone.
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -q -n 2 tests/unit tests/slow
+	$(BIN)/python -m pytest -q tests/browser
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests/unit

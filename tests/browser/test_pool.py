@@ -81,7 +81,7 @@ async def test_a_full_pool_refuses_within_the_launch_bound(site: str) -> None:
     pool = BrowserPool(max_sessions=1)
     cfg = BrowserConfig(timeouts=Timeouts(launch=1.0))
     try:
-        a, b = BrowserSession(cfg, pool=pool), BrowserSession(cfg, pool=pool)
+        a, b = BrowserSession(pool=pool), BrowserSession(cfg, pool=pool)  # a starts the browser itself
         ok(await a.launch(site + "/form.html"))
         start = time.monotonic()
         res = await b.launch(site + "/form.html")
