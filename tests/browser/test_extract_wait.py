@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers import action, ok, target
 
 from xmltools.browser.session import BrowserSession
@@ -143,6 +144,63 @@ async def test_evaluate_expressions_and_function_bodies(browser: BrowserSession,
     assert ok(await browser.act(action("evaluate", script=body))).extract == '["A1", "B2", "C3"]'
     thrown = ok(await browser.act(action("evaluate", script="throw new Error('nope');"))).extract
     assert thrown is not None and "the script threw" in thrown and "nope" in thrown
+
+
+SCRIPTS = [
+    ("a bare expression", "document.title", '"Extract"'),
+    ("an expression with a trailing comment", "document.title // the title", '"Extract"'),
+    ("an object literal", "{answer: 42}", '{"answer": 42}'),
+    ("an IIFE", "(() => { const a = 40; return {answer: a + 2}; })()", '{"answer": 42}'),
+    ("an arrow function", "() => document.title", '"Extract"'),
+    ("an async function", "async function () { await new Promise(r => setTimeout(r, 10)); return 7; }", "7"),
+    ("a body with return", "const n = document.querySelectorAll('li').length; return n * 2;", "6"),
+    ("a body with await", "await new Promise(r => setTimeout(r, 10)); return 'late';", '"late"'),
+]
+
+
+@pytest.mark.parametrize(("what", "script", "want"), SCRIPTS, ids=[s[0] for s in SCRIPTS])
+async def test_evaluate_reads_a_script_as_the_engine_parses_it(
+    browser: BrowserSession, site: str, what: str, script: str, want: str
+) -> None:
+    ok(await browser.launch(site + "/pages/extract.html"))
+    obs = ok(await browser.act(action("evaluate", script=script)))
+    assert obs.extract == want, (what, obs.extract)
+    assert obs.notes == (), obs.notes
+
+
+async def test_a_script_that_does_not_parse_is_said_so_and_never_run(
+    browser: BrowserSession, site: str
+) -> None:
+    ok(await browser.launch(site + "/pages/extract.html"))
+    said = ok(await browser.act(action("evaluate", script="window.ran = 1; return (;"))).extract
+    assert said is not None and said.startswith(
+        "the script is not valid JavaScript, so it was not run: SyntaxError"
+    )
+    assert await browser.on_page(lambda p: p.evaluate("window.ran === undefined"))
+
+
+async def test_a_syntax_error_thrown_while_running_runs_the_script_once(
+    browser: BrowserSession, site: str
+) -> None:
+    ok(await browser.launch(site + "/pages/extract.html"))
+    script = '(window.runs = (window.runs || 0) + 1, JSON.parse("{"))'
+    said = ok(await browser.act(action("evaluate", script=script))).extract
+    assert said is not None and said.startswith("the script threw") and "JSON" in said
+    assert await browser.on_page(lambda p: p.evaluate("window.runs")) == 1
+
+
+async def test_a_body_without_return_is_told_to_return(browser: BrowserSession, site: str) -> None:
+    ok(await browser.launch(site + "/pages/extract.html"))
+    obs = ok(await browser.act(action("evaluate", script="const t = document.title; t.length;")))
+    assert obs.extract == "null" and any("needs `return`" in n for n in obs.notes), obs.notes
+
+
+async def test_evaluate_works_where_the_page_forbids_eval(browser: BrowserSession, site: str) -> None:
+    ok(await browser.launch(site + "/pages/csp.html"))
+    for script in ("document.title", "const t = document.title; return t + '!';"):
+        assert ok(await browser.act(action("evaluate", script=script))).extract in ('"Strict"', '"Strict!"')
+    said = ok(await browser.act(action("evaluate", script="return (;"))).extract
+    assert said is not None and said.startswith("the script is not valid JavaScript")
 
 
 async def test_full_page_and_element_screenshots_and_saving_in_the_workspace(

@@ -91,20 +91,64 @@ async def list_tabs(action: ListTabs, scope: Scope, act: Act) -> None:
     act.extract = "\n".join(await scope.tabs.lines()) or f"one tab: {scope.tabs.ids.get(page, 't1')}"
 
 
+def script_forms(script: str) -> tuple[str, str]:
+    """The two readings of a script: as one expression, and as the body of an async function.
+
+    The newline before each closing bracket ends a trailing ``//`` comment.
+    """
+    return f"({script}\n)", f"(async () => {{ {script}\n}})"
+
+
+async def _syntax_error(cdp: Any, source: str) -> str | None:
+    """What the page's engine says is wrong with ``source``, parsed but not run; None when it parses.
+
+    DevTools' own compiler is used (its Runtime domain enabled only meanwhile, so that this
+    session is not sent the page's console) because the page's content security policy may
+    forbid ``new Function`` and ``eval``.
+    """
+    compiled = await cdp.send(
+        "Runtime.compileScript", {"expression": source, "sourceURL": "", "persistScript": False}
+    )
+    details = compiled.get("exceptionDetails")
+    if details is None:
+        return None
+    described = (details.get("exception") or {}).get("description") or details.get("text") or "a syntax error"
+    lines = str(described).strip().splitlines()
+    return lines[0] if lines else "a syntax error"
+
+
 @handles(Evaluate)
 async def evaluate(action: Evaluate, scope: Scope, act: Act) -> None:
-    """An expression or a function body, run in the page; its result as JSON, capped."""
+    """The script run in the page, its result as JSON, capped.
+
+    The page's engine decides what the script is: if it parses as one expression it is one (a
+    function expression is then called), otherwise it is the body of an async function, which
+    ``return``s its result. A script that is neither is a syntax error, said as such and not run.
+    """
     t = scope.timeouts
     page = scope.page
-    body = str(action.script).strip()
-    wrapped = f"async () => {{ {body} }}" if "return" in body or ";" in body.rstrip(";") else body
+    expression, body = script_forms(str(action.script).strip())
+    cdp = await scope.tabs.ensure_cdp()
+    await scope.bounds.bounded(cdp.send("Runtime.enable"), t.action)
     try:
-        value = await scope.bounds.bounded(page.evaluate(wrapped), t.action)
+        run = expression
+        if await scope.bounds.bounded(_syntax_error(cdp, expression), t.action) is not None:
+            run = body
+            wrong = await scope.bounds.bounded(_syntax_error(cdp, body), t.action)
+            if wrong is not None:
+                act.extract = f"the script is not valid JavaScript, so it was not run: {clip(wrong, 500)}"
+                return
+    finally:
+        await scope.bounds.bounded(cdp.send("Runtime.disable"), t.action)
+    try:
+        value = await scope.bounds.bounded(page.evaluate(run), t.action)
     except PlaywrightError as e:
         if scope.watch.classify(e) is not FailureClass.PAGE:
             raise
         act.extract = f"the script threw: {clip(first_line(e), 500)}"
         return
+    if value is None and run is body:
+        act.notes.append("the script gave no value: as a function body, it needs `return` to give one")
     try:
         text = json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
