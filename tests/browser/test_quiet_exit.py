@@ -1,0 +1,135 @@
+"""A quiet exit: after any flow, the process ends with nothing on stderr.
+
+Each flow runs in a fresh interpreter process, as a host script would, and is
+left as a host leaves it: closed by ``with``, or open for the process's exit to
+close.  Nothing may be printed at exit: no "Future exception was never
+retrieved", no "Task was destroyed but it is pending", no "Exception ignored",
+no unclosed-resource warning (the process runs with ``-W default``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+PRELUDE = """
+import asyncio, os, signal, sys, threading
+sys.path.insert(0, {tests!r})
+from helpers import ba
+from xmltools import AsyncInterpreter, Config, Interpreter
+SITE = {site!r}
+FULL = Config(profile="full", observe="snapshot")
+
+
+def parent(pid):
+    with open(f"/proc/{{pid}}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def browsers():
+    "The main process of each Chromium started under this process."
+    out = []
+    for d in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{{d}}/cmdline", "rb") as f:
+                cmd = f.read()
+            if b"--remote-debugging-pipe" not in cmd or b"--type=" in cmd:
+                continue
+            up = int(d)
+            while up > 1 and up != os.getpid():
+                up = parent(up)
+        except OSError:
+            continue
+        if up == os.getpid():
+            out.append(int(d))
+    assert out, "no browser found"
+    return out
+
+
+def said(turn):
+    return " ".join(p.text for p in turn.parts)
+"""
+
+FLOWS = {
+    "tabs": """
+        with Interpreter(FULL) as it:
+            it.handle(ba("launch", url=SITE + "/pages/one.html"))
+            it.handle(ba("open_tab", url=SITE + "/pages/two.html"))
+            it.handle(ba("open_tab", url=SITE + "/pages/three.html"))
+            it.handle(ba("switch_tab", tab="t1"))
+            it.handle(ba("close_tab", tab="t2"))
+    """,
+    "tabs left open at exit": """
+        it = Interpreter(FULL)
+        it.handle(ba("launch", url=SITE + "/pages/one.html"))
+        it.handle(ba("open_tab", url=SITE + "/pages/two.html"))
+    """,
+    "approvals": """
+        with Interpreter(FULL) as it:
+            it.handle(ba("launch", url=SITE + "/pages/extract.html"))
+            asked = it.handle(ba("evaluate", script="document.title"))
+            it.approve(asked.approval_required)
+            asked = it.handle(ba("evaluate", script="document.cookie"))
+            it.deny(asked.approval_required, "not now")
+            it.handle(ba("evaluate", script="localStorage.length"))  # left waiting for an answer
+    """,
+    "several sessions left open": """
+        it = Interpreter(FULL)
+        for name in ("a", "b", "c"):
+            it.handle(ba("launch", name, url=SITE + "/pages/one.html"))
+        it.handle(ba("close", "b"))
+    """,
+    "the browser killed mid-step": """
+        it = Interpreter(FULL)
+        it.handle(ba("launch", url=SITE + "/pages/one.html"))
+        victims = browsers()
+        threading.Timer(0.5, lambda: [os.kill(p, signal.SIGKILL) for p in victims]).start()
+        turn = it.handle(ba("wait", seconds="3"))
+        assert "The browser process has exited" in said(turn), said(turn)
+    """,
+    "asynchronous, with tabs, approvals and sessions left open": """
+        async def main():
+            it = AsyncInterpreter(FULL)
+            await it.handle(ba("launch", url=SITE + "/pages/extract.html"))
+            await it.handle(ba("open_tab", url=SITE + "/pages/two.html"))
+            asked = await it.handle(ba("evaluate", script="document.title"))
+            await it.approve(asked.approval_required)
+            await it.handle(ba("launch", "other", url=SITE + "/pages/one.html"))
+            await it.handle(ba("evaluate", "other", script="1"))  # left waiting for an answer
+
+        asyncio.run(main())
+    """,
+    "asynchronous, the browser killed mid-step with two sessions": """
+        async def main():
+            async with AsyncInterpreter(FULL) as it:
+                await it.handle(ba("launch", url=SITE + "/pages/one.html"))
+                await it.handle(ba("open_tab", url=SITE + "/pages/two.html"))
+                await it.handle(ba("launch", "other", url=SITE + "/pages/one.html"))
+                waiting = asyncio.ensure_future(it.handle(ba("wait", seconds="3")))
+                await asyncio.sleep(0.5)
+                for p in browsers():
+                    os.kill(p, signal.SIGKILL)
+                turn = await waiting
+                assert "The browser process has exited" in said(turn), said(turn)
+
+        asyncio.run(main())
+    """,
+}
+
+
+def flow(name: str, site: str) -> str:
+    prelude = PRELUDE.format(tests=os.path.dirname(os.path.dirname(__file__)), site=site)
+    return prelude + textwrap.dedent(FLOWS[name])
+
+
+@pytest.mark.parametrize("name", list(FLOWS))
+def test_a_flow_ends_with_nothing_on_stderr(name: str, site: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-W", "default", "-c", flow(name, site)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "", done.stderr
