@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "ConsoleEntry",
     "Failure",
+    "FailureKind",
     "Observation",
     "Point",
     "Screenshot",
@@ -86,12 +87,17 @@ class Observation(_Frozen):
     sessions: tuple[str, ...] = ()  # the open browser sessions, when there are several: 'shop (this one)'
 
 
+FailureKind = Literal[
+    "navigation", "timeout", "no_target", "target", "crashed", "closed", "launch", "internal"
+]
+
+
 class Failure(_Frozen):
     """A browser action that failed, reported honestly to the model."""
 
     # "target": the model's target was wrong (a stale ref, a selector that matches nothing or several,
     # a hidden, disabled or covered element): the one kind that counts as the model's mistake
-    kind: Literal["navigation", "timeout", "no_target", "target", "crashed", "closed", "launch", "internal"]
+    kind: FailureKind
     message: str
     observation: Observation | None = None  # what the page looks like now, when it can still be seen
     browser_closed: bool = False  # the browser is gone (or was shut down to recover): launch again

@@ -90,3 +90,17 @@ def test_first_line_drops_the_api_prefix() -> None:
     assert first_line(Exception("Page.goto: net::ERR_ABORTED at x\nCall log: ...")) == "net::ERR_ABORTED at x"
     assert first_line(Exception("plain words: here")) == "plain words: here"
     assert first_line(Exception("")) == "Exception"
+
+
+def test_dialogs_are_taken_alone_for_a_failure_and_leave_the_notes() -> None:
+    n = NoteCollector(Caps())
+    n.dialog("alert", "hello")
+    n.dialog("prompt", "name?")
+    n.dialog("prompt", "age?")
+    n.add("a tab opened")
+    assert n.take_dialogs() == [
+        "an alert dialog was dismissed: 'hello'",
+        "2 prompt dialogs were dismissed (the first said 'name?', the last 'age?')",
+    ]
+    assert n.take_dialogs() == []
+    assert n.take() == ("a tab opened",)

@@ -119,19 +119,26 @@ class NoteCollector:
         self._notes.clear()
         self._dialogs.clear()
 
+    def take_dialogs(self) -> list[str]:
+        """What the dialogs since the last observation said, one line a kind.  Forgets them."""
+        lines = self._dialog_lines()
+        self._dialogs.clear()
+        return lines
+
+    def _dialog_lines(self) -> list[str]:
+        return [
+            f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind} dialog was dismissed: {d.first!r}"
+            if d.count == 1
+            else f"{d.count:,} {kind} dialogs were dismissed"
+            f" (the first said {d.first!r}, the last {d.last!r})"
+            for kind, d in self._dialogs.items()
+        ]
+
     def take(self, extra: list[str] | None = None) -> tuple[str, ...]:
         """The notes to report (dialogs first), capped.  Empties the collector."""
         for note in extra or ():
             self.add(note)
-        out = []
-        for kind, d in self._dialogs.items():
-            if d.count == 1:
-                out.append(f"a {kind} dialog was dismissed: {d.first!r}")
-            else:
-                out.append(
-                    f"{d.count:,} {kind} dialogs were dismissed"
-                    f" (the first said {d.first!r}, the last {d.last!r})"
-                )
+        out = self._dialog_lines()
         for note, n in self._notes.items():
             out.append(note if n == 1 else f"{note} ({n:,} times)")
         if len(out) > self.caps.notes:

@@ -11,8 +11,9 @@ closes itself, and its next action says so.
 The session is composed of parts that own their state, each knowing only the
 ones before it: :class:`~.watch.Watch` (what the pages report),
 :class:`~.bounds.Bounds`, :class:`~.tabs.Tabs`, :class:`~.guard.Guard` (the
-URL policy), :class:`~.targets.Targets`, :class:`~.observe.Observer` and
-:class:`~.settle.Settler`.  An action is looked up in the one table,
+URL policy), :class:`~.targets.Targets`, :class:`~.observe.Observer`,
+:class:`~.settle.Settler` and :class:`~.recover.Recovery` (how a failed step
+is told).  An action is looked up in the one table,
 ``HANDLERS[type(action)]`` (:mod:`.perform`); its handler fills an
 :class:`~.perform.Act`, then the page is settled and captured once.
 
@@ -52,14 +53,14 @@ from ..actions import ACTIONS, InTab, Target
 from ..errors import BrowserError, ConfigError
 from ..results import Failure, Observation, Point, Viewport
 from . import scripts
-from .bounds import Bounds, Hung
-from .collect import clip
-from .failures import ActionError, FailureClass, first_line, to_failure
+from .bounds import Bounds, DialogStorm, Hung
+from .failures import ActionError, first_line, to_failure
 from .guard import Guard
 from .idle import Idle
 from .observe import Observer, Seen
 from .perform import HANDLERS, Act, Handler, Scope
 from .pool import BrowserPool, PoolFullError, default_pool
+from .recover import Recovery
 from .settings import BrowserConfig
 from .settle import KEPT_NAVIGATING, Settler
 from .tabs import Tabs
@@ -88,13 +89,14 @@ class BrowserSession:
         self.browser_version = ""
         self.mode: Literal["local", "remote"] = "remote" if c.remote else "local"
         self.watch = watch = Watch(c)
-        self.bounds = Bounds(c.timeouts, lambda: watch.last_dialog)
+        self.bounds = Bounds(c.timeouts, watch.dialog_times)
         self.tabs = Tabs(watch, self.bounds)
         self.guard = Guard(c.url_policy, c.timeouts, watch)
         self.targets = Targets(self.tabs, watch, self.bounds)
         self.observer = Observer(c, self.tabs, watch, self.targets, self.bounds)
         self.settler = Settler(c.timeouts, self.tabs, watch, self.bounds)
         self.idle = Idle(c.idle_timeout, lambda: self.tabs.context is not None, self._close)
+        self.recovery = Recovery(watch, self.settler, self.observer, self._drop, self._try_observe)
         self._control = _Control(self)
 
     def _on_pool(self, coro: Coroutine[Any, Any, T]) -> Awaitable[T]:
@@ -304,7 +306,7 @@ class BrowserSession:
         if self.tabs.page is None:
             return Failure(kind="closed", message="the browser is not open.", browser_closed=True)
         if not self.watch.alive():
-            return await self._lost(PlaywrightError("the browser has disconnected"))
+            return await self.recovery.lost(PlaywrightError("the browser has disconnected"))
         self.settler.begin()
         act = Act()
         try:
@@ -318,6 +320,8 @@ class BrowserSession:
             if self.watch.crashed:
                 raise PlaywrightError("Target crashed")
             notes = await self.settler.settle(act.navigates)
+            if await self.watch.storming():
+                raise DialogStorm("the page is still raising dialogs: it cannot be captured")
             for _ in range(3):
                 before = (self.tabs.page, self.watch.commits, self.watch.nav_requests)
                 captured = await self.observer.capture(self.viewport, act.snapshot)
@@ -329,9 +333,9 @@ class BrowserSession:
                 notes += await self.settler.settle()  # a navigation began while the page was being looked at
             seen = await self._observe([*act.notes, *notes], act.target, captured)
         except ActionError as e:
-            return to_failure(e, await self._try_observe())
+            return self.recovery.with_dialogs(to_failure(e, await self._try_observe()))
         except (Hung, PlaywrightError) as e:
-            return await self._failed(str(action.action), e)
+            return await self.recovery.failed(str(action.action), e)
         if act.extract is not None:
             seen = seen.model_copy(update={"extract": act.extract})
         if act.screenshot is not None:
@@ -339,48 +343,6 @@ class BrowserSession:
         if act.then is not None:
             return await self._action(self._run(HANDLERS[type(act.then)], act.then))
         return seen
-
-    async def _failed(self, name: str, err: Exception) -> Failure:
-        cls = self.watch.classify(err) if isinstance(err, PlaywrightError) else FailureClass.PAGE
-        if cls is FailureClass.LOST:
-            return await self._lost(err)
-        timed_out = isinstance(err, Hung) or "timeout" in str(err).lower()
-        if timed_out and not await self.settler.probe() and time.monotonic() - self.watch.last_event >= 1.0:
-            if not self.watch.alive():
-                return await self._lost(err)
-            last = self.observer.last_url
-            await self._drop()
-            return Failure(
-                kind="timeout",
-                message="the page stopped answering: a script on it may be stuck in a loop.",
-                browser_closed=True,
-                last_url=last,
-            )
-        if timed_out:
-            msg = (
-                f"the {name} action got no answer in time ({first_line(err)}); the page itself still answers."
-            )
-            return Failure(kind="timeout", message=msg, observation=await self._try_observe())
-        return Failure(
-            kind="internal",
-            message=f"the browser reported: {clip(first_line(err), 300)}",
-            observation=await self._try_observe(),
-        )
-
-    async def _lost(self, err: BaseException) -> Failure:
-        crashed = self.watch.crashed or "crash" in str(err).lower()
-        last = self.observer.last_url
-        await self._drop()
-        if crashed:
-            return Failure(
-                kind="crashed",
-                message="the page's renderer process crashed.",
-                browser_closed=True,
-                last_url=last,
-            )
-        return Failure(
-            kind="closed", message="the browser process has exited.", browser_closed=True, last_url=last
-        )
 
     async def _observe(
         self, extra_notes: list[str] | None = None, target: str | None = None, captured: Seen | None = None

@@ -19,7 +19,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
 from . import scripts
-from .bounds import MAX_NAVIGATIONS, Bounds, Hung
+from .bounds import MAX_NAVIGATIONS, Bounds, DialogStorm, Hung
 from .collect import clip
 from .failures import FailureClass
 from .settings import Timeouts
@@ -76,12 +76,14 @@ class Settler:
             try:
                 # the network's quiet window and the DOM's run side by side
                 res, _ = await asyncio.gather(
-                    self.bounds.bounded(
+                    self.bounds.unless_storm(
                         page.evaluate(scripts.SETTLE, [t.dom_quiet * 1000, budget * 1000, scripts.MARK]),
                         budget + t.action,
                     ),
                     self._network_quiet(quiet_deadline),
                 )
+            except DialogStorm:
+                raise
             except Hung:
                 if time.monotonic() - w.last_event < 1.0:
                     # not stuck: the page is still busy (logging, loading); show it as it is
@@ -162,9 +164,11 @@ class Settler:
         if remaining <= 0:
             return
         try:
-            await self.bounds.bounded(
+            await self.bounds.unless_storm(
                 page.wait_for_load_state("load", timeout=remaining * 1000), remaining + 1
             )
+        except DialogStorm:
+            raise
         except (PlaywrightError, Hung) as e:
             if isinstance(e, PlaywrightError) and w.classify(e) is not FailureClass.PAGE:
                 return  # the document changed again, or the session is gone: the caller looks again

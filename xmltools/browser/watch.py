@@ -25,7 +25,7 @@ from typing import Any
 from playwright.async_api import Browser, ConsoleMessage, Dialog, Download, Frame, Page, Request, Response
 from playwright.async_api import Error as PlaywrightError
 
-from .bounds import forget
+from .bounds import DIALOG_GAP, DIALOG_STORM, forget
 from .collect import ConsoleCollector, NoteCollector
 from .failures import FailureClass, classify, first_line
 from .settings import BrowserConfig
@@ -51,6 +51,7 @@ class Watch:
         self.commits = 0  # main-frame documents committed (and same-document changes)
         self.last_net = 0.0
         self.last_dialog = 0.0
+        self._dialogs_since = 0.0  # when the current run of dialogs began
         self.last_event = 0.0  # the page's latest sign of life (a console line, a request, a dialog)
         self.crashed = False
         self.disconnected = False
@@ -117,6 +118,7 @@ class Watch:
         self.navigating.clear()
         self._silenced.clear()
         self.downloads_seen = 0
+        self.last_dialog = self._dialogs_since = 0.0
 
     async def remove_downloads(self) -> None:
         """The session's own (temporary) downloads folder goes, with what it holds."""
@@ -203,8 +205,27 @@ class Watch:
             self.commits += 1  # a new page (or view): the refs of its last snapshot are gone with it
             self.navigating.clear()  # the navigation committed; any earlier one was replaced
 
+    def dialog_times(self) -> tuple[float, float]:
+        """When the current (or last) run of dialogs began, and when its latest dialog came."""
+        return self._dialogs_since, self.last_dialog
+
+    async def storming(self) -> bool:
+        """Whether the page is still raising dialogs after a run of :data:`DIALOG_STORM`: one more
+        comes before the run's gap passes (so this takes at most :data:`DIALOG_GAP`)."""
+        seen = self.last_dialog
+        if seen - self._dialogs_since < DIALOG_STORM:
+            return False
+        while time.monotonic() - self.last_dialog < DIALOG_GAP:
+            if self.last_dialog != seen:
+                return True
+            await asyncio.sleep(0.02)
+        return False
+
     def _on_dialog(self, dialog: Dialog) -> None:
-        self.last_dialog = self.last_event = time.monotonic()
+        now = time.monotonic()
+        if now - self.last_dialog >= DIALOG_GAP:
+            self._dialogs_since = now
+        self.last_dialog = self.last_event = now
         self.notes.dialog(dialog.type, dialog.message)
         self.spawn(dialog.dismiss())
 
