@@ -93,3 +93,25 @@ async def test_the_click_says_what_was_clicked(browser: BrowserSession, site: st
     assert obs.target == 'button "send the form"'
     marks = await browser.on_page(lambda p: p.evaluate("document.querySelectorAll('[data-xt-mark]').length"))
     assert marks == 0  # the page is left as it was found
+
+
+async def test_a_page_that_refreshes_itself_at_once_is_shown_30_times_of_30(
+    browser: BrowserSession, site: str
+) -> None:
+    failures = []
+    for i in range(REPEAT):
+        res = await browser.launch(site + "/hostile/meta-refresh.html")
+        if not isinstance(res, Observation) or res.screenshot is None:
+            failures.append(f"try {i}: {res}")
+        elif not any("kept navigating" in n for n in res.notes):
+            failures.append(f"try {i}: no note of the navigations: {res.notes}")
+    assert not failures, f"{len(failures)} of {REPEAT} failed:\n" + "\n".join(failures[:5])
+
+
+async def test_a_page_opening_200_popups_keeps_20_tabs_and_is_shown(
+    browser: BrowserSession, site: str
+) -> None:
+    for _ in range(2):  # each try takes about 20 s here, as long as raw Playwright's page load
+        obs = ok(await browser.launch(site + "/hostile/popups.html"))
+        assert obs.screenshot is not None and len(obs.tabs) == 20, obs.tabs
+        assert any("closed at once (181 times)" in n for n in obs.notes), obs.notes

@@ -17,7 +17,7 @@ import textwrap
 import pytest
 
 PRELUDE = """
-import asyncio, os, signal, sys, threading
+import asyncio, os, signal, sys, threading, time
 sys.path.insert(0, {tests!r})
 from helpers import ba
 from xmltools import AsyncInterpreter, Config, Interpreter
@@ -76,6 +76,12 @@ FLOWS = {
             asked = it.handle(ba("evaluate", script="document.cookie"))
             it.deny(asked.approval_required, "not now")
             it.handle(ba("evaluate", script="localStorage.length"))  # left waiting for an answer
+    """,
+    "a document still loading through the URL policy at exit": """
+        it = Interpreter(Config(profile="full", observe="snapshot", approval={"script": "allow"}))
+        it.handle(ba("launch", url=SITE + "/pages/one.html"))
+        it.handle(ba("evaluate", script="setTimeout(() => { location.href = '/__never__/'; }, 0); 1"))
+        time.sleep(0.5)  # the policy is now fetching the document, which never comes
     """,
     "several sessions left open": """
         it = Interpreter(FULL)

@@ -11,6 +11,8 @@ or the session.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from urllib.parse import urljoin
 
 from playwright.async_api import BrowserContext, Route
@@ -37,6 +39,13 @@ class Guard:
     async def install(self, context: BrowserContext) -> None:
         if self.policy.restricts_requests:
             await context.route("**/*", self._route)
+
+    async def uninstall(self, context: BrowserContext) -> None:
+        """Stop routing ``context`` before it closes: a request still being checked is let go
+        quietly, instead of leaving a routing task pending for ever (bounded)."""
+        if self.policy.restricts_requests:
+            with contextlib.suppress(PlaywrightError, TimeoutError):
+                await asyncio.wait_for(context.unroute_all(behavior="ignoreErrors"), self.timeouts.close)
 
     def refusal(self, url: str | None) -> str | None:
         """Why ``url`` was refused; else why the latest refused request was (a redirect's target)."""

@@ -51,6 +51,9 @@ class Seen:
     snapshot: str | None
 
 
+PROTOCOL_TRIES = 10  # protocol captures tried on a page that keeps moving, before Playwright's own
+
+
 class _Moved(Exception):
     """The page moved to a new document while it was being looked at."""
 
@@ -99,7 +102,7 @@ class Observer:
     async def capture(self, viewport: Viewport, snap: SnapshotRequest | None = None) -> Seen:
         """Title, screenshot and snapshot, as the observe mode asks; seen again if the document changes.
 
-        After a few documents have changed under the protocol's capture,
+        After ``PROTOCOL_TRIES`` documents have changed under the protocol's capture,
         Playwright's own screenshot (PNG) is used: it copes with a page that
         keeps navigating.
         """
@@ -109,7 +112,7 @@ class Observer:
             snap = SnapshotRequest()
         for attempt in range(MAX_NAVIGATIONS):
             page = self.tabs.require_page()
-            shoot = self._screenshot if attempt < 3 else self._page_screenshot
+            shoot = self._screenshot if attempt < PROTOCOL_TRIES else self._page_screenshot
             try:
                 title, shot, text = await asyncio.gather(
                     self.bounds.bounded(page.title(), t.action),
@@ -144,10 +147,16 @@ class Observer:
         page = self.tabs.require_page()
         kind: Literal["png", "jpeg"] = "jpeg" if c.screenshot_format == "jpeg" else "png"
         quality = c.screenshot_quality if kind == "jpeg" else None
-        data = await self.bounds.bounded(
-            page.screenshot(type=kind, quality=quality, scale="device", timeout=t.screenshot * 1000),
-            t.screenshot + 1,
-        )
+        commits = self.watch.commits
+        try:
+            data = await self.bounds.bounded(
+                page.screenshot(type=kind, quality=quality, scale="device", timeout=t.screenshot * 1000),
+                t.screenshot + 1,
+            )
+        except (PlaywrightError, Hung) as e:
+            if self.watch.commits != commits:
+                raise _Moved("the page moved to a new document during the screenshot") from e
+            raise
         w, h = image_size(data)
         return Screenshot(data=data, format=kind, width=w, height=h)
 
@@ -183,6 +192,9 @@ class Observer:
                     raise Hung(f"no screenshot within {t.screenshot:g} s")
             res = capture.result()
         except PlaywrightError as e:
+            if self.watch.commits != commits or "unable to capture" in str(e).lower():
+                # the document was being replaced (its navigation is not always seen yet): look again
+                raise _Moved("the page moved to a new document during the screenshot") from e
             if fmt != "webp" or "format" not in str(e).lower():
                 self.tabs.cdp = None  # the next try attaches again
                 raise

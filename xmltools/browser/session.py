@@ -172,6 +172,7 @@ class BrowserSession:
         self.targets.forget()
         self.mouse = None
         if ctx is not None:
+            await self.guard.uninstall(ctx)
             await self.pool.release(ctx)
         await self.watch.remove_downloads()
 

@@ -10,6 +10,7 @@ targets' resolution, the observer, the handlers or the session.
 from __future__ import annotations
 
 import contextlib
+import time
 
 from playwright.async_api import BrowserContext, CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
@@ -19,7 +20,9 @@ from .collect import clip
 from .targets import TargetError
 from .watch import Watch
 
-__all__ = ["Tabs"]
+__all__ = ["MAX_TABS", "Tabs"]
+
+MAX_TABS = 20  # the open tabs of one session; a tab the page opens beyond them is closed at once
 
 
 class Tabs:
@@ -156,6 +159,14 @@ class Tabs:
     def _on_context_page(self, page: Page) -> None:
         if self._opening:
             return  # the page this session opened itself
+        self.watch.last_event = time.monotonic()  # a page opening tabs is busy, not stuck
+        if len(self.open_tabs()) >= MAX_TABS:
+            self.watch.notes.add(
+                f"the page opened a tab beyond the {MAX_TABS} a session keeps open; it was closed at once"
+            )
+            self.watch.spawn(page.close())
+            return
+        self.hook(page)  # counted among the open tabs from now on
         self.watch.spawn(self._follow(page))
 
     async def _follow(self, page: Page) -> None:
