@@ -134,6 +134,12 @@ class Config(BaseModel):
     )
     blocked_origins: tuple[str, ...] = Field((), description="origin globs never opened; a block wins")
     allow_link_local: bool = Field(False, description="allow 169.254.0.0/16 and cloud metadata addresses")
+    blocked_addresses: tuple[str, ...] = Field(
+        (), description="addresses or ranges (10.0.0.0/8) never opened, written or resolved from a name"
+    )
+    host_map: dict[str, str] = Field(
+        {}, description="host name to address, for the browser and the URL policy alike (a hosts file)"
+    )
 
     # the caps on what the model is shown
     max_console_entries: int = Field(50, ge=2, description="console entries per result (first and last half)")
@@ -193,6 +199,15 @@ class Config(BaseModel):
             UrlPolicy(allowed_origins=tuple(str(x) for x in v))  # a bad pattern raises ValueError here
         return v
 
+    @field_validator("blocked_addresses", mode="before")
+    @classmethod
+    def _addresses(cls, v: object) -> object:
+        if isinstance(v, str):
+            v = tuple(x for x in v.replace(",", " ").split() if x)
+        if isinstance(v, (list, tuple)):
+            UrlPolicy(blocked_addresses=tuple(str(x) for x in v))  # a bad address raises ValueError here
+        return v
+
     @field_validator("approval", mode="before")
     @classmethod
     def _approval(cls, v: object) -> object:
@@ -227,6 +242,7 @@ class Config(BaseModel):
             allowed_origins=self.allowed_origins,
             blocked_origins=self.blocked_origins,
             allow_link_local=self.allow_link_local,
+            blocked_addresses=self.blocked_addresses,
             profile=self.profile,
             workspace=self.workspace,
             max_wait_seconds=self.max_wait_seconds,
@@ -267,6 +283,7 @@ class Config(BaseModel):
                 note_chars=self.max_note_chars,
             ),
             url_policy=self.url_policy(),
+            host_map=tuple(sorted((k.lower(), v) for k, v in self.host_map.items())),
             observe=self.observe,
             max_snapshot_chars=self.max_snapshot_chars,
             snapshot_boxes=self.snapshot_boxes,

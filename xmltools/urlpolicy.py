@@ -4,9 +4,9 @@ The same :class:`UrlPolicy` judges the URL a model writes (before anything
 runs) and every request the browser makes afterwards (redirects, meta
 refresh, ``location``, frames, new tabs): the controller routes each request
 through :meth:`UrlPolicy.check`.  Pure: no I/O, and neither Playwright nor
-Jinja2 is imported.  Host names are not resolved: a name that resolves to a
-link-local address is only caught when it is one of the well-known metadata
-names.
+Jinja2 is imported.  Host names are resolved by the browser's guard, which
+asks :meth:`UrlPolicy.host_to_resolve` which names need it and
+:meth:`UrlPolicy.check_addresses` what their addresses allow.
 
 The rules, in order:
 
@@ -16,6 +16,9 @@ The rules, in order:
 - Link-local addresses (169.254.0.0/16, fe80::/10) and the cloud metadata
   addresses (fd00:ec2::254, ``metadata.google.internal``) are refused unless
   ``allow_link_local`` is set.  IPv4 written in decimal, hex or octal counts.
+- Addresses in ``blocked_addresses`` (single addresses or ranges such as
+  ``10.0.0.0/8``) are refused, whether written in the URL or resolved from
+  its host name; so are link-local ones resolved from a name.
 - ``blocked_origins`` then ``allowed_origins``: glob patterns such as
   ``https://*.example.com``, ``http://localhost:*`` or ``*.internal``.  A
   pattern without a scheme matches http and https; without a port, the
@@ -28,6 +31,7 @@ from __future__ import annotations
 import fnmatch
 import ipaddress
 import socket
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -68,15 +72,32 @@ def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     return None
 
 
+_Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _plain(ip: _Address) -> _Address:
+    """An IPv4-mapped IPv6 address as the IPv4 address it is."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    return ip
+
+
 def _link_local(host: str) -> bool:
     if host in _METADATA_HOSTS:
         return True
     ip = _ip(host)
     if ip is None:
         return False
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    ip = _plain(ip)
     return ip.is_link_local or ip == _METADATA_V6
+
+
+def _network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    try:
+        return ipaddress.ip_network(text.strip(), strict=False)
+    except ValueError:
+        msg = f"blocked address {text!r} is not an address or a range such as 10.0.0.0/8"
+        raise ValueError(msg) from None
 
 
 @dataclass(frozen=True)
@@ -140,22 +161,27 @@ class UrlPolicy:
     allowed_origins: tuple[str, ...] = ()
     blocked_origins: tuple[str, ...] = ()
     allow_link_local: bool = False
+    blocked_addresses: tuple[str, ...] = ()
     _allow: tuple[_Pattern, ...] = field(init=False, repr=False, compare=False, default=())
     _block: tuple[_Pattern, ...] = field(init=False, repr=False, compare=False, default=())
     _roots: tuple[Path, ...] = field(init=False, repr=False, compare=False, default=())
+    _nets: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = field(
+        init=False, repr=False, compare=False, default=()
+    )
 
     def __post_init__(self) -> None:
         # invalid patterns raise ValueError here, when the host builds the policy
         object.__setattr__(self, "_allow", tuple(_Pattern.parse(p) for p in self.allowed_origins))
         object.__setattr__(self, "_block", tuple(_Pattern.parse(p) for p in self.blocked_origins))
         object.__setattr__(self, "_roots", tuple(r.resolve() for r in self.allowed_file_roots))
+        object.__setattr__(self, "_nets", tuple(_network(a) for a in self.blocked_addresses))
 
     @property
     def restricts_requests(self) -> bool:
         """Whether anything beyond the scheme rules applies (so every request must be checked)."""
-        return bool(self.allowed_origins or self.blocked_origins or self.allowed_file_roots) or (
-            not self.allow_link_local
-        )
+        return bool(
+            self.allowed_origins or self.blocked_origins or self.allowed_file_roots or self.blocked_addresses
+        ) or (not self.allow_link_local)
 
     def check(self, url: str, *, navigation: bool = True) -> str | None:
         """None if ``url`` may be opened; otherwise the reason, in words for the model.
@@ -181,6 +207,10 @@ class UrlPolicy:
         scheme, host, port = origin
         if not self.allow_link_local and _link_local(host):
             return f"{host} is a link-local or cloud metadata address"
+        ip = _ip(host)
+        blocked = self._blocked_by(_plain(ip)) if ip is not None else None
+        if blocked is not None:
+            return f"{host} is a blocked address ({blocked})"
         shown = f"{scheme}://{host}" + ("" if port == _DEFAULT_PORTS[scheme] else f":{port}")
         for p in self._block:
             if p.matches(scheme, host, port):
@@ -188,6 +218,37 @@ class UrlPolicy:
         if navigation and self._allow and not any(p.matches(scheme, host, port) for p in self._allow):
             allowed = ", ".join(p.text for p in self._allow)
             return f"{shown} is not among the allowed origins ({allowed})"
+        return None
+
+    def host_to_resolve(self, url: str) -> str | None:
+        """The host name of ``url`` whose addresses must be checked before it is opened; None when
+        ``url`` names an address itself, is not http(s) or ws(s), or no address rule applies."""
+        origin = origin_of(url)
+        if origin is None or (self.allow_link_local and not self._nets):
+            return None
+        host = origin[1]
+        if _ip(host) is not None or host in _METADATA_HOSTS:
+            return None
+        return host
+
+    def check_addresses(self, host: str, addresses: Iterable[str]) -> str | None:
+        """None if every address ``host`` resolves to may be opened; otherwise the reason."""
+        for text in addresses:
+            try:
+                ip = _plain(ipaddress.ip_address(text.split("%")[0]))
+            except ValueError:
+                continue
+            if not self.allow_link_local and (ip.is_link_local or ip == _METADATA_V6):
+                return f"{host} resolves to {ip}, a link-local or cloud metadata address"
+            blocked = self._blocked_by(ip)
+            if blocked is not None:
+                return f"{host} resolves to {ip}, a blocked address ({blocked})"
+        return None
+
+    def _blocked_by(self, ip: _Address) -> str | None:
+        for text, net in zip(self.blocked_addresses, self._nets, strict=True):
+            if ip.version == net.version and ip in net:
+                return text
         return None
 
     def _check_file(self, url: str, host: str, raw_path: str) -> str | None:

@@ -121,3 +121,42 @@ def test_check_never_raises(url: str) -> None:
     p.check(url, navigation=False)
     p.check("http://" + url)
     p.check("file:///" + url)
+
+
+def test_blocked_addresses_hold_for_written_addresses_and_ranges() -> None:
+    p = UrlPolicy(blocked_addresses=("127.0.0.2", "10.0.0.0/8", "fd12::/16"))
+    assert p.check("http://127.0.0.2:8000/") == "127.0.0.2 is a blocked address (127.0.0.2)"
+    assert p.check("http://10.1.2.3/") == "10.1.2.3 is a blocked address (10.0.0.0/8)"
+    assert p.check("http://[::ffff:10.0.0.1]/") is not None  # an IPv4-mapped address is that address
+    assert p.check("http://[fd12::1]/x") == "fd12::1 is a blocked address (fd12::/16)"
+    assert p.check("http://127.0.0.1:8000/") is None
+    assert p.check("http://10.0.0.9/logo.png", navigation=False) is not None  # sub-resources too
+    assert p.restricts_requests
+
+
+@pytest.mark.parametrize("bad", ["nope", "10.0.0.0/33", "", "1.2.3"])
+def test_a_bad_blocked_address_is_the_hosts_error(bad: str) -> None:
+    with pytest.raises(ValueError, match="is not an address or a range"):
+        UrlPolicy(blocked_addresses=(bad,))
+
+
+def test_which_host_names_are_resolved() -> None:
+    p = UrlPolicy(blocked_addresses=("127.0.0.2",))
+    assert p.host_to_resolve("http://Shop.Example:8080/a") == "shop.example"
+    assert p.host_to_resolve("http://127.0.0.1/") is None  # an address needs no lookup
+    assert p.host_to_resolve("file:///tmp/x") is None
+    assert UrlPolicy().host_to_resolve("https://example.com/") == "example.com"  # link-local is checked
+    assert UrlPolicy(allow_link_local=True).host_to_resolve("https://example.com/") is None
+
+
+def test_the_addresses_of_a_name_decide() -> None:
+    p = UrlPolicy(blocked_addresses=("127.0.0.2",))
+    assert p.check_addresses("shop.test", ["127.0.0.1"]) is None
+    assert p.check_addresses("shop.test", ["127.0.0.1", "127.0.0.2"]) == (
+        "shop.test resolves to 127.0.0.2, a blocked address (127.0.0.2)"
+    )
+    said = p.check_addresses("meta.test", ["169.254.169.254"])
+    assert said == "meta.test resolves to 169.254.169.254, a link-local or cloud metadata address"
+    assert p.check_addresses("v6.test", ["fe80::1%eth0"]) is not None  # a scoped link-local address
+    assert UrlPolicy(allow_link_local=True).check_addresses("meta.test", ["169.254.169.254"]) is None
+    assert p.check_addresses("odd.test", ["not an address"]) is None

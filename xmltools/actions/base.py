@@ -64,6 +64,7 @@ class ActionContext:
     allowed_origins: tuple[str, ...] = ()
     blocked_origins: tuple[str, ...] = ()
     allow_link_local: bool = False
+    blocked_addresses: tuple[str, ...] = ()
     profile: ProfileName = "roo"
     workspace: Path | None = None  # the session's folder: uploads come from here (or the file roots)
     max_wait_seconds: float = 10.0  # the longest wait the model may ask for
@@ -76,6 +77,7 @@ class ActionContext:
             allowed_origins=self.allowed_origins,
             blocked_origins=self.blocked_origins,
             allow_link_local=self.allow_link_local,
+            blocked_addresses=self.blocked_addresses,
         )
 
     @property

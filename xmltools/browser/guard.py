@@ -5,47 +5,95 @@ new tabs, subresources) is checked against the :class:`~xmltools.urlpolicy.UrlPo
 before the browser makes it, and a document's redirects are walked here so that
 no hop escapes the check.  Owns what was refused and why, for the messages of
 the navigation that ran into it.  A refusal is told to the model as a note (via
-:class:`~.watch.Watch`).  Must not import the tabs, the targets, the handlers
+:class:`~.watch.Watch`).
+
+Host names are resolved here, before the browser may open them, when the
+policy has address rules (link-local and metadata addresses, and
+``blocked_addresses``): a session's ``host_map`` first (the same names are
+mapped for a local Chromium with ``--host-resolver-rules``), then the
+system's resolver, within :data:`RESOLVE_BOUND`.  A name this process cannot
+resolve is left to the browser, which then fails to open it as well.  What
+stays open: a name whose answer changes between this lookup and the
+browser's own (DNS rebinding with a short TTL).  Each name is looked up once
+a session, so a rebinding answer has to reach the browser's lookup and not
+this one; only a resolver the browser shares with this process, or a proxy
+that resolves, closes that.  Must not import the tabs, the targets, the handlers
 or the session.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import socket
+from collections.abc import Mapping
 from urllib.parse import urljoin
 
 from playwright.async_api import BrowserContext, Route
 from playwright.async_api import Error as PlaywrightError
 
 from ..urlpolicy import UrlPolicy
-from .bounds import MAX_NAVIGATIONS
+from .bounds import MAX_NAVIGATIONS, forget
 from .collect import clip
 from .settings import Timeouts
 from .watch import Watch
 
-__all__ = ["Guard"]
+__all__ = ["RESOLVE_BOUND", "Guard"]
+
+RESOLVE_BOUND = 3.0  # seconds to look a host name up
 
 
 class Guard:
     """The URL policy of one session, applied to each request its context makes."""
 
-    def __init__(self, policy: UrlPolicy, timeouts: Timeouts, watch: Watch) -> None:
+    def __init__(
+        self, policy: UrlPolicy, timeouts: Timeouts, watch: Watch, host_map: Mapping[str, str] | None = None
+    ) -> None:
         self.policy = policy
         self.timeouts = timeouts
         self.watch = watch
+        self.host_map = {k.lower(): v for k, v in (host_map or {}).items()}
         self._refused: dict[str, str] = {}  # URL -> why the policy refused it
+        self._addresses: dict[str, tuple[str, ...]] = {}  # host name -> its addresses, this session
+
+    async def judge(self, url: str, *, navigation: bool = True) -> str | None:
+        """Why ``url`` may not be opened (its host's addresses included), or None."""
+        reason = self.policy.check(url, navigation=navigation)
+        if reason is not None:
+            return reason
+        host = self.policy.host_to_resolve(url)
+        if host is None:
+            return None
+        return self.policy.check_addresses(host, await self.resolve(host))
+
+    async def resolve(self, host: str) -> tuple[str, ...]:
+        """The addresses of ``host``: from the host map, else the system's resolver (bounded, once a
+        session); none when it cannot be resolved here."""
+        if host in self.host_map:
+            return (self.host_map[host],)
+        known = self._addresses.get(host)
+        if known is not None:
+            return known
+        try:
+            infos = await asyncio.wait_for(
+                asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM), RESOLVE_BOUND
+            )
+            found = tuple(dict.fromkeys(str(info[4][0]) for info in infos))
+        except (OSError, TimeoutError, UnicodeError):
+            found = ()
+        self._addresses[host] = found
+        return found
 
     async def install(self, context: BrowserContext) -> None:
         if self.policy.restricts_requests:
             await context.route("**/*", self._route)
 
-    async def uninstall(self, context: BrowserContext) -> None:
-        """Stop routing ``context`` before it closes: a request still being checked is let go
-        quietly, instead of leaving a routing task pending for ever (bounded)."""
+    def uninstall(self, context: BrowserContext) -> None:
+        """Stop routing ``context``, which is closing: its route handlers let go of the requests
+        they still hold, quietly, instead of staying pending for ever.  Not awaited: on a page that
+        keeps the renderer busy (a dialog storm), the browser's answer can take seconds."""
         if self.policy.restricts_requests:
-            with contextlib.suppress(PlaywrightError, TimeoutError):
-                await asyncio.wait_for(context.unroute_all(behavior="ignoreErrors"), self.timeouts.close)
+            task = asyncio.ensure_future(context.unroute_all(behavior="ignoreErrors"))
+            task.add_done_callback(forget)
 
     def refusal(self, url: str | None) -> str | None:
         """Why ``url`` was refused; else why the latest refused request was (a redirect's target)."""
@@ -53,13 +101,14 @@ class Guard:
 
     def reset(self) -> None:
         self._refused.clear()
+        self._addresses.clear()
 
     async def _route(self, route: Route) -> None:
         """Every request of the session passes here: the URL policy decides, in the browser."""
         req = route.request
         navigation = req.is_navigation_request()
         try:
-            reason = self.policy.check(req.url, navigation=navigation)
+            reason = await self.judge(req.url, navigation=navigation)
             if reason is not None:
                 await self._refuse(route, req.url, reason)
             elif navigation and req.url.startswith(("http://", "https://")):
@@ -97,7 +146,7 @@ class Guard:
         hops = 0
         while 300 <= resp.status < 400 and resp.headers.get("location") and hops < MAX_NAVIGATIONS:
             target = urljoin(url, resp.headers["location"])
-            reason = self.policy.check(target)
+            reason = await self.judge(target)
             if reason is not None:
                 await resp.dispose()
                 await self._refuse(route, target, f"a redirect led there, and {reason}")

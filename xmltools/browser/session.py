@@ -91,7 +91,7 @@ class BrowserSession:
         self.watch = watch = Watch(c)
         self.bounds = Bounds(c.timeouts, watch.dialog_times)
         self.tabs = Tabs(watch, self.bounds)
-        self.guard = Guard(c.url_policy, c.timeouts, watch)
+        self.guard = Guard(c.url_policy, c.timeouts, watch, dict(c.host_map))
         self.targets = Targets(self.tabs, watch, self.bounds)
         self.observer = Observer(c, self.tabs, watch, self.targets, self.bounds)
         self.settler = Settler(c.timeouts, self.tabs, watch, self.bounds)
@@ -172,7 +172,7 @@ class BrowserSession:
         self.targets.forget()
         self.mouse = None
         if ctx is not None:
-            await self.guard.uninstall(ctx)
+            self.guard.uninstall(ctx)
             await self.pool.release(ctx)
         await self.watch.remove_downloads()
 

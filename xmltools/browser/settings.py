@@ -70,6 +70,9 @@ class BrowserConfig:
     timeouts: Timeouts = field(default_factory=Timeouts)
     caps: Caps = field(default_factory=Caps)
     url_policy: UrlPolicy = field(default_factory=UrlPolicy)
+    # host name -> address, for this session's browser and its URL policy alike (as a hosts file);
+    # a local Chromium is started with the same map (--host-resolver-rules)
+    host_map: tuple[tuple[str, str], ...] = ()
     observe: Literal["screenshot", "snapshot", "both"] = "screenshot"
     max_snapshot_chars: int = 20_000
     snapshot_boxes: bool = False
@@ -97,6 +100,10 @@ class BrowserConfig:
         """Where sessions may open: one local browser, or the remote endpoints listed."""
         from .pool import Backend  # Playwright's side: loaded only when a session opens
 
+        args = self.extra_args
+        if self.host_map:
+            rules = ",".join(f"MAP {name} {address}" for name, address in self.host_map)
+            args = (*args, f"--host-resolver-rules={rules}")
         return Backend.all_from_settings(
-            executable=self.executable, remote=self.remote, headless=self.headless, args=self.extra_args
+            executable=self.executable, remote=self.remote, headless=self.headless, args=args
         )
