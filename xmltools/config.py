@@ -26,7 +26,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -190,22 +190,18 @@ class Config(BaseModel):
     def _viewport(cls, v: object) -> object:
         return parse_size(v) if isinstance(v, str) else v
 
-    @field_validator("allowed_origins", "blocked_origins", mode="before")
+    @field_validator("allowed_origins", "blocked_origins", "blocked_addresses", mode="before")
     @classmethod
-    def _origins(cls, v: object) -> object:
+    def _policy_lists(cls, v: object, info: ValidationInfo) -> object:
         if isinstance(v, str):
             v = tuple(x for x in v.replace(",", " ").split() if x)
         if isinstance(v, (list, tuple)):
-            UrlPolicy(allowed_origins=tuple(str(x) for x in v))  # a bad pattern raises ValueError here
-        return v
-
-    @field_validator("blocked_addresses", mode="before")
-    @classmethod
-    def _addresses(cls, v: object) -> object:
-        if isinstance(v, str):
-            v = tuple(x for x in v.replace(",", " ").split() if x)
-        if isinstance(v, (list, tuple)):
-            UrlPolicy(blocked_addresses=tuple(str(x) for x in v))  # a bad address raises ValueError here
+            # a bad origin pattern or address raises ValueError here, as the policy is built
+            items = tuple(str(x) for x in v)
+            if info.field_name == "blocked_addresses":
+                UrlPolicy(blocked_addresses=items)
+            else:
+                UrlPolicy(allowed_origins=items)
         return v
 
     @field_validator("approval", mode="before")

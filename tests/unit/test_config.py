@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from xmltools.cli import main
 from xmltools.cli.common import load_config
@@ -437,3 +438,15 @@ def test_an_interpreter_without_a_config_reads_the_settings(
     monkeypatch.setenv("XMLTOOLS_VIEWPROT", "1x1")
     with pytest.raises(ConfigError, match="XMLTOOLS_VIEWPORT"):
         Interpreter(browser=FakeBrowser())
+
+
+def test_the_policy_lists_are_checked_as_the_configuration_loads() -> None:
+    c = Config(blocked_addresses="127.0.0.2, 10.0.0.0/8", host_map={"Shop.Test": "127.0.0.2"})
+    b = c.browser_settings()
+    assert b.url_policy.blocked_addresses == ("127.0.0.2", "10.0.0.0/8")
+    assert b.host_map == (("shop.test", "127.0.0.2"),)
+    assert any(a == "--host-resolver-rules=MAP shop.test 127.0.0.2" for a in b.backends[0].args)
+    with pytest.raises(ValidationError, match="is not an address or a range"):
+        Config(blocked_addresses="nope")
+    with pytest.raises(ValidationError, match="an origin has no path"):
+        Config(blocked_origins=["http://a/b"])
