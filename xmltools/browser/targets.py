@@ -71,6 +71,9 @@ def shown(target: Any) -> str:
     """The target as the model wrote it, for messages."""
     if getattr(target, "ref", None):
         return f"ref {target.ref}"
+    point = getattr(target, "coordinate", None)
+    if point is not None and getattr(target, "selector", None) is None:
+        return f"point {point.x},{point.y}"
     text = f"selector {clip_line(str(target.selector), 120)!r}"
     if getattr(target, "frame", None):
         text += f" in the frame {clip_line(str(target.frame), 80)!r}"
