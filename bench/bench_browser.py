@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from playwright.async_api import BrowserContext, Page, async_playwright
+from playwright.async_api import Error as PlaywrightError
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
 
@@ -135,7 +136,14 @@ async def bench_clicks(base: str, n: int) -> dict[str, float]:
             if navigates:
                 await page.wait_for_url("**/done.html")
                 await page.wait_for_load_state("load")
-            shot = await cdp.send("Page.captureScreenshot", {"format": "webp", "quality": 75})
+            for attempt in range(5):  # raw Playwright, too, may capture while the new page swaps in
+                try:
+                    shot = await cdp.send("Page.captureScreenshot", {"format": "webp", "quality": 75})
+                    break
+                except PlaywrightError:
+                    if attempt == 4:
+                        raise
+                    await asyncio.sleep(0.02)
             base64.b64decode(shot["data"])
             await page.title()
 
