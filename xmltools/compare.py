@@ -13,7 +13,8 @@ Two images of different sizes are not compared: the difference is the size.
 
 Only the cropping is done here: the comparison runs on the bounding box of the
 changed pixels (plus a margin that anti-aliasing detection needs), which gives
-the same count as the whole image and keeps an unchanged screenshot cheap.
+the same count as the whole image and keeps an unchanged screenshot cheap.  The
+diff image is drawn only when asked for.
 numpy and Pillow come with the ``replay`` extra (``pip install 'xmltools[replay]'``).
 """
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -69,7 +70,13 @@ class Comparison:
     actual_size: tuple[int, int]
     diff_pixels: int  # 0 when the sizes differ: nothing was compared
     allowed: int  # the most differing pixels that are no drift
-    diff_image: Image | None = field(default=None, repr=False, compare=False)  # when pixels or sizes differ
+    # draws the diff image, when pixels or sizes differ
+    draw: Callable[[], Image] | None = field(default=None, repr=False, compare=False)
+
+    @functools.cached_property
+    def diff_image(self) -> Image | None:
+        """The diff image, drawn the first time it is asked for (most comparisons never are)."""
+        return self.draw() if self.draw is not None else None
 
     @functools.cached_property
     def diff_png(self) -> bytes | None:
@@ -146,7 +153,7 @@ def compare_images(
     from PIL import Image as PILImage
     from PIL import ImageChops, ImageDraw
 
-    from .pixels import diff_pixels
+    from .pixels import count_pixels, draw_diff
 
     for im in (a, b):
         draw = ImageDraw.Draw(im)
@@ -154,7 +161,7 @@ def compare_images(
             rect = (r.x * scale, r.y * scale, (r.x + r.width) * scale - 1, (r.y + r.height) * scale - 1)
             draw.rectangle(rect, fill=MASK_COLOUR)
     if a.size != b.size:
-        return Comparison(a.size, b.size, 0, 0, _side_by_side(a, b))
+        return Comparison(a.size, b.size, 0, 0, functools.partial(_side_by_side, a, b))
     allowed = allowed_pixels(a.width * a.height, max_diff_pixels, max_diff_pixel_ratio)
     box = ImageChops.difference(a, b).getbbox(alpha_only=False)
     if box is None:
@@ -162,12 +169,18 @@ def compare_images(
     left, top = max(box[0] - _MARGIN, 0), max(box[1] - _MARGIN, 0)
     right, bottom = min(box[2] + _MARGIN, a.width), min(box[3] + _MARGIN, a.height)
     ca, cb = a.crop((left, top, right, bottom)), b.crop((left, top, right, bottom))
-    n, out = diff_pixels(np.asarray(ca), np.asarray(cb), threshold)
+    first = np.asarray(ca)
+    ys, xs, aa = count_pixels(first, np.asarray(cb), threshold)
+    n = int((~aa).sum())
     if n == 0:
         return Comparison(a.size, b.size, 0, allowed)
-    diff = _faded(a)
-    diff.paste(PILImage.fromarray(out, "RGBA"), (left, top))
-    return Comparison(a.size, b.size, n, allowed, diff)
+
+    def diff_image() -> Image:
+        diff = _faded(a)
+        diff.paste(PILImage.fromarray(draw_diff(first, ys, xs, aa), "RGBA"), (left, top))
+        return diff
+
+    return Comparison(a.size, b.size, n, allowed, diff_image)
 
 
 def _faded(im: Image) -> Image:

@@ -87,12 +87,12 @@ def test_shapes_must_agree() -> None:
         diff_pixels(np.zeros((2, 2, 4), np.uint8), np.zeros((2, 3, 4), np.uint8), 0.1)
 
 
-def test_compare_images_encodes_the_diff_only_when_asked() -> None:
+def test_compare_images_draws_and_encodes_the_diff_only_when_asked() -> None:
     def png(arr: np.ndarray) -> bytes:
         buf = io.BytesIO()
         Image.fromarray(arr, "RGBA").save(buf, "PNG")
         return buf.getvalue()
 
     c = compare_images(png(text_image("Order summary")), png(text_image("Your basket")))
-    assert c.diff_pixels > 0 and "diff_png" not in vars(c)  # not encoded yet
+    assert c.diff_pixels > 0 and "diff_png" not in vars(c) and "diff_image" not in vars(c)  # not drawn yet
     assert c.diff_png is not None and c.diff_png.startswith(b"\x89PNG") and c.diff_png is c.diff_png
