@@ -117,6 +117,18 @@ async def browser() -> AsyncIterator[object]:
         yield b
 
 
+@pytest.fixture
+async def patient() -> AsyncIterator[object]:
+    """A session for pages that are slow by nature (each alert, console line or popup is a round trip
+    to Chromium, and this machine is small): what these tests check is the outcome and the note, not
+    the speed, which ``make bench`` measures."""
+    from xmltools.browser.session import BrowserSession
+    from xmltools.browser.settings import BrowserConfig, Timeouts
+
+    async with BrowserSession(BrowserConfig(timeouts=Timeouts(action=30.0, navigation=30.0))) as b:
+        yield b
+
+
 pytest_plugins = ["pytester"]
 
 

@@ -7,14 +7,13 @@ hold nothing from the hostile one.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from helpers import ok
 
 from xmltools.browser.session import BrowserSession
-from xmltools.browser.settings import BrowserConfig, Timeouts
+from xmltools.browser.settings import BrowserConfig
 from xmltools.render import Renderer
 from xmltools.results import Failure, Observation, Point
 from xmltools.urlpolicy import UrlPolicy
@@ -33,14 +32,6 @@ async def then_quiet(b: BrowserSession, site: str) -> Observation:
     assert obs.console == () and obs.notes == (), (obs.console, obs.notes)
     assert obs.title == "Quiet"
     return obs
-
-
-@pytest.fixture
-async def patient() -> AsyncIterator[BrowserSession]:
-    """A session for the pages that are slow by nature (each alert and console line is a round trip
-    to Chromium): what these tests check is the cut and the note, not the speed."""
-    async with BrowserSession(BrowserConfig(timeouts=Timeouts(action=30.0, navigation=30.0))) as b:
-        yield b
 
 
 async def test_300_alerts_fold_into_one_note(patient: BrowserSession, site: str) -> None:

@@ -109,9 +109,9 @@ async def test_a_page_that_refreshes_itself_at_once_is_shown_30_times_of_30(
 
 
 async def test_a_page_opening_200_popups_keeps_20_tabs_and_is_shown(
-    browser: BrowserSession, site: str
+    patient: BrowserSession, site: str
 ) -> None:
     for _ in range(2):  # each try takes about 20 s here, as long as raw Playwright's page load
-        obs = ok(await browser.launch(site + "/hostile/popups.html"))
+        obs = ok(await patient.launch(site + "/hostile/popups.html"))
         assert obs.screenshot is not None and len(obs.tabs) == 20, obs.tabs
         assert any("closed at once (181 times)" in n for n in obs.notes), obs.notes
