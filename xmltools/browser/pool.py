@@ -29,6 +29,16 @@ by ``launch_timeout``; a session that waits for a free slot waits within the
 same bound.  The pool never closes a session by itself: a session with an
 ``idle_timeout`` gives its context (and its slot) back after that long unused,
 through :meth:`BrowserPool.release`, from a timer on the pool's loop.
+
+A pool keeps one spare: a context with a blank page, made with the options of
+the last session that ended (or the last that took the spare), ready for the
+next session with the same options, which then skips making a context and a
+page.  The spare is never a used context: each one is new, so sessions stay
+isolated.  It costs one more renderer process while it waits (``make bench``
+prints how much memory), takes no session slot, and is closed with the pool or
+when a session with other options ends.  ``BrowserPool(spare=False)`` keeps
+none.  A one-shot process never makes one: the first is made when a session
+ends while the pool stays open.
 """
 
 from __future__ import annotations
@@ -200,6 +210,21 @@ class _Slot:
 
 
 DOWN_FOR = 10.0  # seconds an unreachable endpoint is skipped while others answer
+SPARE_BOUND = 30.0  # seconds for making a spare context and its page; a spare not made is dropped
+
+
+@dataclass(frozen=True)
+class _Wanted:
+    """What a session asked the pool for: its backends and its context's options."""
+
+    backends: tuple[Backend, ...]
+    options: dict[str, Any] = field(hash=False)
+
+
+@dataclass
+class _Spare:
+    wanted: _Wanted
+    made: asyncio.Future[tuple[BrowserContext, Backend]]
 
 
 class BrowserPool:
@@ -210,11 +235,13 @@ class BrowserPool:
     :class:`PoolFullError`.
     """
 
-    def __init__(self, *, max_sessions: int = 16, close_timeout: float = 5.0) -> None:
+    def __init__(self, *, max_sessions: int = 16, close_timeout: float = 5.0, spare: bool = True) -> None:
         if max_sessions < 1:
             raise ConfigError("max_sessions must be at least 1")
         self.max_sessions = max_sessions
         self.close_timeout = close_timeout
+        self.keep_spare = spare
+        self._spare: _Spare | None = None
         self._thread = LoopThread("xmltools-pool")
         self.loop = self._thread.loop
         self._pw: Playwright | None = None
@@ -226,6 +253,9 @@ class BrowserPool:
         self._free: asyncio.Condition | None = None
         self._pending = 0
         self._closed = False
+        self._closing = False
+        self._contexts_made: dict[BrowserContext, _Wanted] = {}  # the options each session's context had
+        self._closers: set[asyncio.Future[None]] = set()  # spares being closed
 
     # -- running on the pool's loop ------------------------------------------------------
 
@@ -250,6 +280,14 @@ class BrowserPool:
     def sessions(self) -> int:
         """How many contexts are open now (or being made), persistent ones included."""
         return len(self._contexts) + len(self._persistent) + self._pending
+
+    @property
+    def spare_context(self) -> BrowserContext | None:
+        """The spare context, once made and while it waits (None while it is being made, or with none)."""
+        spare = self._spare
+        if spare is None or not spare.made.done() or spare.made.cancelled() or spare.made.exception():
+            return None
+        return spare.made.result()[0]
 
     def browsers(self) -> dict[Backend, Browser]:
         return {b: s.browser for b, s in self._slots.items() if s.browser is not None}
@@ -330,14 +368,72 @@ class BrowserPool:
         and the next is tried; the error of the last one is raised if none answers.
         """
         backends = [backend] if isinstance(backend, Backend) else list(backend)
+        wanted = _Wanted(tuple(backends), options)
 
         async def make() -> BrowserContext:
-            ctx, used = await self._open_on_any(backends, timeout, options)
+            made = await self._take_spare(wanted)
+            ctx, used = made if made is not None else await self._open_on_any(backends, timeout, options)
             self._contexts[ctx] = used
             self._slots[used].sessions += 1
+            self._contexts_made[ctx] = wanted
+            if made is not None:
+                self._make_spare(wanted)  # keep one ready for the next session
             return ctx
 
         return await self._in_slot(timeout, make)
+
+    # -- the spare -------------------------------------------------------------------------
+
+    async def _take_spare(self, wanted: _Wanted) -> tuple[BrowserContext, Backend] | None:
+        """The spare, when it was made for these options and is still whole (waiting for it if being made)."""
+        spare, self._spare = self._spare, None
+        if spare is None:
+            return None
+        if spare.wanted != wanted:
+            self._discard(spare)
+            return None
+        try:
+            ctx, used = await asyncio.shield(spare.made)
+        except asyncio.CancelledError:
+            self._discard(spare)  # this caller gave up: the spare is closed once made
+            raise
+        except Exception:
+            self._discard(spare)
+            return None
+        browser = ctx.browser
+        if browser is None or not browser.is_connected() or not ctx.pages or ctx.pages[0].is_closed():
+            self._discard(spare)
+            return None
+        return ctx, used
+
+    def _make_spare(self, wanted: _Wanted) -> None:
+        """Start making a spare for these options, in place of any other."""
+        if not self.keep_spare or self._closing or self._spare is not None:
+            return
+        bound = SPARE_BOUND
+
+        async def make() -> tuple[BrowserContext, Backend]:
+            ctx, used = await self._open_on_any(list(wanted.backends), bound, wanted.options)
+            try:
+                await asyncio.wait_for(ctx.new_page(), bound)
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(ctx.close(), self.close_timeout)
+                raise
+            return ctx, used
+
+        self._spare = _Spare(wanted, asyncio.ensure_future(make()))
+
+    def _discard(self, spare: _Spare) -> None:
+        """Close a spare that will not be used, now or once it is made."""
+
+        async def close() -> None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                ctx, _ = await spare.made
+                await asyncio.wait_for(ctx.close(), self.close_timeout)
+
+        self._closers.add(task := asyncio.ensure_future(close()))  # a spare that failed: its error is read
+        task.add_done_callback(self._closers.discard)
 
     async def persistent_context(
         self, backend: Backend | Sequence[Backend], profile_dir: str | Path, timeout: float, **options: Any
@@ -446,8 +542,15 @@ class BrowserPool:
         Closing a persistent context stops its browser, which gives its profile folder back.
         """
         backend = self._contexts.pop(ctx, None)
+        wanted = self._contexts_made.pop(ctx, None)
         if backend is not None:
             self._slots[backend].sessions -= 1
+        if wanted is not None and not self._closing:
+            spare = self._spare
+            if spare is not None and spare.wanted != wanted:
+                self._spare = None
+                self._discard(spare)
+            self._make_spare(wanted)  # the next session is likely to look like this one
         folder = self._persistent.pop(ctx, None)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(ctx.close(), self.close_timeout)
@@ -462,8 +565,14 @@ class BrowserPool:
                 self._free.notify_all()
 
     async def _close_all(self) -> None:
+        self._closing = True
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            self._discard(spare)
         for ctx in [*self._contexts, *self._persistent]:
             await self.release(ctx)
+        if self._closers:
+            await asyncio.wait(list(self._closers), timeout=self.close_timeout + 1)
         for slot in self._slots.values():
             b, slot.browser = slot.browser, None
             if b is not None:
