@@ -21,6 +21,7 @@ observer, the handlers or the session.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -90,8 +91,17 @@ def _selector_locator(scope: Page | FrameLocator, selector: str) -> Locator:
     return lookup(value)  # type: ignore[no-any-return]
 
 
-async def locate(page: Page, target: Any, *, refs: set[str], timeout: float) -> Locator:
-    """The one element the target names, attached to the page, or TargetError."""
+# how many elements a locator matches, and the state of the first: one round trip that does not wait
+_COUNT_AND_STATE = f"(els) => [els.length, els.length ? ({scripts.STATE.strip()})(els[0]) : null]"
+
+
+async def find(page: Page, target: Any, *, refs: set[str], timeout: float) -> tuple[Locator, dict[str, Any]]:
+    """The one element the target names, attached to the page, and its state; or TargetError.
+
+    The state says whether the element is ``visible`` and ``enabled``.  A selector
+    whose element is already on the page costs one round trip, a ref two; a
+    selector that matches nothing yet is waited for, within ``timeout``.
+    """
     if getattr(target, "ref", None):
         ref = str(target.ref)
         if ref not in refs:
@@ -101,17 +111,21 @@ async def locate(page: Page, target: Any, *, refs: set[str], timeout: float) -> 
                 + ". Take a new snapshot and use a ref from it."
             )
         loc = page.locator(f"aria-ref={ref}")
-        if await loc.count() == 0:  # refs resolve at once or never: no waiting
+        # refs live in the snapshot's own script world, which the page's world cannot read:
+        # Playwright's checks answer there, the count and visibility side by side
+        count, visible = await asyncio.gather(loc.count(), loc.is_visible())
+        if count == 0:  # refs resolve at once or never: no waiting
             raise TargetError(f"the element of {ref} is no longer on the page. Take a new snapshot.")
-        return loc
-    else:
-        scope: Page | FrameLocator = page
-        if getattr(target, "frame", None):
-            scope = page.frame_locator(str(target.frame))
-        loc = _selector_locator(scope, str(target.selector))
+        return loc, {"visible": visible, "enabled": await loc.is_enabled(timeout=timeout * 1000)}
+    scope: Page | FrameLocator = page
+    if getattr(target, "frame", None):
+        scope = page.frame_locator(str(target.frame))
+    loc = _selector_locator(scope, str(target.selector))
     try:
-        await loc.first.wait_for(state="attached", timeout=timeout * 1000)
-        count = await loc.count()
+        count, state = await loc.evaluate_all(_COUNT_AND_STATE)
+        if count == 0:
+            await loc.first.wait_for(state="attached", timeout=timeout * 1000)
+            count, state = await loc.evaluate_all(_COUNT_AND_STATE)
     except PlaywrightError as e:
         msg = str(e)
         if "Timeout" in msg:
@@ -122,6 +136,8 @@ async def locate(page: Page, target: Any, *, refs: set[str], timeout: float) -> 
         if any(w in msg for w in ("selector", "Unexpected token", "parsing", "is not a valid")):
             raise TargetError(f"the {shown(target)} is not a valid selector: {_first(msg)}") from e
         raise
+    if count == 0:
+        raise TargetError(f"the element the {shown(target)} matched left the page at once. Try again.")
     if count > 1:
         firsts = [await describe(loc.nth(i), timeout) for i in range(min(3, count))]
         listed = "; ".join(f"{i + 1}. {d}" for i, d in enumerate(firsts))
@@ -129,6 +145,12 @@ async def locate(page: Page, target: Any, *, refs: set[str], timeout: float) -> 
             f"the {shown(target)} matches {count} elements ({listed}{'; …' if count > 3 else ''})."
             " Write a more specific selector, or use a ref from a snapshot."
         )
+    return loc, state
+
+
+async def locate(page: Page, target: Any, *, refs: set[str], timeout: float) -> Locator:
+    """The one element the target names, attached to the page, or TargetError."""
+    loc, _ = await find(page, target, refs=refs, timeout=timeout)
     return loc
 
 
@@ -274,8 +296,13 @@ class Targets:
     ) -> str:
         """Locate, check, name and act on an element; the target's faults become TargetError."""
         t = self.bounds.timeouts
-        loc = await self.locate(target)
-        state = await self.bounds.bounded(loc.evaluate(scripts.STATE, timeout=t.action * 1000), t.action + 1)
+        bound = t.action + 1
+        if getattr(target, "coordinate", None) is not None:
+            loc = await self.locate(target)
+            state = await self.bounds.bounded(loc.evaluate(scripts.STATE, timeout=t.action * 1000), bound)
+        else:
+            found = find(self.tabs.require_page(), target, refs=self.refs, timeout=t.action)
+            loc, state = await self.bounds.bounded(found, bound)
         if visible and not state.get("visible"):
             raise TargetError(hidden(shown_any(target)))
         if enabled and not state.get("enabled"):
