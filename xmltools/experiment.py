@@ -350,7 +350,12 @@ async def score_corpus(runs: Sequence[Sequence[str]], variant: Variant | None = 
         registry = ToolRegistry(list(STANDARD_TOOLS.values()), profile=cfg.profile)
         openers = [f"<{t.name}>" for t in registry.vocabulary]
         scores.runs += 1
-        interp = AsyncInterpreter(cfg, registry=registry, browser=StubBrowser(cfg.viewport))
+        interp = AsyncInterpreter(  # every session, named ones too, is a stand-in: no page is needed
+            cfg,
+            registry=registry,
+            browser=StubBrowser(cfg.viewport),
+            browser_factory=lambda _name, cfg=cfg: StubBrowser(cfg.viewport),
+        )
         for text in run:
             turn = await interp.handle(text)
             if turn.approval_required is not None:  # scores count the model's calls: the host says yes
