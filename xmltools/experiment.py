@@ -35,6 +35,7 @@ from .models import OpenAIModel
 from .parser import TextBlock, ToolUse, parse
 from .render import Renderer
 from .replaying import replay
+from .results import Viewport
 from .tools import STANDARD_TOOLS, ToolRegistry
 from .transcript import (
     OFFLINE_BASE_URL,
@@ -334,6 +335,11 @@ def load_corpus(paths: Iterable[str | Path]) -> list[list[str]]:
     return runs
 
 
+def _stand_ins(viewport: Viewport) -> Callable[[str], StubBrowser]:
+    """A factory of stand-in browsers for named sessions."""
+    return lambda _name: StubBrowser(viewport)
+
+
 async def score_corpus(runs: Sequence[Sequence[str]], variant: Variant | None = None) -> Scores:
     """Count what the model's messages do under a variant's configuration (or the defaults).
 
@@ -354,7 +360,7 @@ async def score_corpus(runs: Sequence[Sequence[str]], variant: Variant | None = 
             cfg,
             registry=registry,
             browser=StubBrowser(cfg.viewport),
-            browser_factory=lambda _name, cfg=cfg: StubBrowser(cfg.viewport),
+            browser_factory=_stand_ins(cfg.viewport),
         )
         for text in run:
             turn = await interp.handle(text)
