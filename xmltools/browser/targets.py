@@ -95,12 +95,16 @@ def _selector_locator(scope: Page | FrameLocator, selector: str) -> Locator:
 _COUNT_AND_STATE = f"(els) => [els.length, els.length ? ({scripts.STATE.strip()})(els[0]) : null]"
 
 
-async def find(page: Page, target: Any, *, refs: set[str], timeout: float) -> tuple[Locator, dict[str, Any]]:
+async def find(
+    page: Page, target: Any, *, refs: set[str], timeout: float, ref_line: str | None = None
+) -> tuple[Locator, dict[str, Any]]:
     """The one element the target names, attached to the page, and its state; or TargetError.
 
-    The state says whether the element is ``visible`` and ``enabled``.  A selector
-    whose element is already on the page costs one round trip, a ref two; a
-    selector that matches nothing yet is waited for, within ``timeout``.
+    The state says whether the element is ``visible`` and ``enabled``.  An element
+    already on the page costs one round trip; a selector that matches nothing yet
+    is waited for, within ``timeout``.  A ref's snapshot line (``ref_line``) that
+    does not say ``[disabled]`` is taken as enabled: an element disabled since
+    then is caught by Playwright's own check when it acts.
     """
     if getattr(target, "ref", None):
         ref = str(target.ref)
@@ -116,6 +120,8 @@ async def find(page: Page, target: Any, *, refs: set[str], timeout: float) -> tu
         count, visible = await asyncio.gather(loc.count(), loc.is_visible())
         if count == 0:  # refs resolve at once or never: no waiting
             raise TargetError(f"the element of {ref} is no longer on the page. Take a new snapshot.")
+        if ref_line is not None and "[disabled]" not in ref_line:
+            return loc, {"visible": visible, "enabled": True}
         return loc, {"visible": visible, "enabled": await loc.is_enabled(timeout=timeout * 1000)}
     scope: Page | FrameLocator = page
     if getattr(target, "frame", None):
@@ -301,7 +307,8 @@ class Targets:
             loc = await self.locate(target)
             state = await self.bounds.bounded(loc.evaluate(scripts.STATE, timeout=t.action * 1000), bound)
         else:
-            found = find(self.tabs.require_page(), target, refs=self.refs, timeout=t.action)
+            line = self._lines.get(getattr(target, "ref", None) or "")
+            found = find(self.tabs.require_page(), target, refs=self.refs, timeout=t.action, ref_line=line)
             loc, state = await self.bounds.bounded(found, bound)
         if visible and not state.get("visible"):
             raise TargetError(hidden(shown_any(target)))
