@@ -266,5 +266,8 @@ async def test_sessions_spread_over_playwright_servers_and_survive_one_dying(
             else:
                 ok(await s.hover(Point(x=5, y=5)))
         assert all(pool._contexts.get(s._context) == cfg.backends[1] for s in sessions)  # type: ignore[arg-type]
+        await sessions[0].close()
+        await asyncio.sleep(0.5)
+        assert pool._spare is None  # no context is left waiting in a remote browser
     finally:
         await pool.aclose()

@@ -37,8 +37,10 @@ page.  The spare is never a used context: each one is new, so sessions stay
 isolated.  It costs one more renderer process while it waits (``make bench``
 prints how much memory), takes no session slot, and is closed with the pool or
 when a session with other options ends.  ``BrowserPool(spare=False)`` keeps
-none.  A one-shot process never makes one: the first is made when a session
-ends while the pool stays open.
+none, and neither does a remote backend (a Chrome over CDP, a Playwright
+server): no context is left waiting in a browser that is someone else's.  A
+one-shot process never makes one: the first is made when a session ends while
+the pool stays open.
 """
 
 from __future__ import annotations
@@ -410,6 +412,8 @@ class BrowserPool:
         """Start making a spare for these options, in place of any other."""
         if not self.keep_spare or self._closing or self._spare is not None:
             return
+        if any(b.kind != "local" for b in wanted.backends):
+            return  # a remote browser is someone else's: no context is left waiting in it
         bound = SPARE_BOUND
 
         async def make() -> tuple[BrowserContext, Backend]:
