@@ -7,6 +7,10 @@ STAMP  := $(VENV)/.xmltools-installed
 
 .PHONY: demo test test-fast bench lint browser clean
 
+# Bytecode and pytest's rewritten test modules are cached in __pycache__ (ignored by git); a shell
+# that turns bytecode writing off would make every run compile the package and the tests again.
+unexport PYTHONDONTWRITEBYTECODE
+
 demo: $(STAMP) browser
 	$(BIN)/xmltools demo
 
