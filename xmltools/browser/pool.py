@@ -409,17 +409,22 @@ class BrowserPool:
         return ctx, used
 
     def _make_spare(self, wanted: _Wanted) -> None:
-        """Start making a spare for these options, in place of any other."""
-        if not self.keep_spare or self._closing or self._spare is not None:
+        """Start making a spare for these options, in place of one made for others."""
+        if not self.keep_spare or self._closing:
             return
+        spare = self._spare
+        if spare is not None:
+            if spare.wanted == wanted:
+                return
+            self._spare = None
+            self._discard(spare)
         if any(b.kind != "local" for b in wanted.backends):
             return  # a remote browser is someone else's: no context is left waiting in it
-        bound = SPARE_BOUND
 
         async def make() -> tuple[BrowserContext, Backend]:
-            ctx, used = await self._open_on_any(list(wanted.backends), bound, wanted.options)
+            ctx, used = await self._open_on_any(list(wanted.backends), SPARE_BOUND, wanted.options)
             try:
-                await asyncio.wait_for(ctx.new_page(), bound)
+                await asyncio.wait_for(ctx.new_page(), SPARE_BOUND)
             except BaseException:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(ctx.close(), self.close_timeout)
@@ -549,11 +554,7 @@ class BrowserPool:
         wanted = self._contexts_made.pop(ctx, None)
         if backend is not None:
             self._slots[backend].sessions -= 1
-        if wanted is not None and not self._closing:
-            spare = self._spare
-            if spare is not None and spare.wanted != wanted:
-                self._spare = None
-                self._discard(spare)
+        if wanted is not None:
             self._make_spare(wanted)  # the next session is likely to look like this one
         folder = self._persistent.pop(ctx, None)
         with contextlib.suppress(Exception):
