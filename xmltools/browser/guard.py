@@ -1,11 +1,18 @@
 """The URL policy, enforced in the browser on every request of a session and on every redirect hop.
 
-Owns the routing of the session's context: each request (documents, frames,
-new tabs, subresources) is checked against the :class:`~xmltools.urlpolicy.UrlPolicy`
-before the browser makes it, and a document's redirects are walked here so that
-no hop escapes the check.  Owns what was refused and why, for the messages of
-the navigation that ran into it.  A refusal is told to the model as a note (via
+Owns the decision for each request a session's context makes (documents,
+frames, new tabs, subresources, and each hop of a redirect), taken before the
+browser makes it, and what was refused and why, for the messages of the
+navigation that ran into it.  A refusal is told to the model as a note (via
 :class:`~.watch.Watch`).
+
+The requests are paused through the browser's Fetch domain
+(:mod:`.intercept`): allowed ones continue untouched, so a streamed document
+shows as it arrives and the HTTP cache works.  Where the browser offers no
+browser-wide DevTools session (a persistent context, a Playwright server),
+Playwright's routing is the fallback: it turns the cache off, and since it
+lets redirects through unrouted, a document's hops are then walked here and
+its body handed over whole.
 
 Host names are resolved here, before the browser may open them, when the
 policy has address rules (link-local and metadata addresses, and
@@ -28,12 +35,13 @@ import socket
 from collections.abc import Mapping
 from urllib.parse import urljoin
 
-from playwright.async_api import BrowserContext, Route
+from playwright.async_api import BrowserContext, Page, Route
 from playwright.async_api import Error as PlaywrightError
 
 from ..urlpolicy import UrlPolicy
 from .bounds import MAX_NAVIGATIONS, forget
 from .collect import clip
+from .intercept import BrowserIntercept, PageIntercept
 from .settings import Timeouts
 from .watch import Watch
 
@@ -54,6 +62,10 @@ class Guard:
         self.host_map = {k.lower(): v for k, v in (host_map or {}).items()}
         self._refused: dict[str, str] = {}  # URL -> why the policy refused it
         self._addresses: dict[str, tuple[str, ...]] = {}  # host name -> its addresses, this session
+        self._wide: BrowserIntercept | None = None  # the browser-wide listener, when the browser has one
+        self._context_id: str | None = None  # the browser's id of the guarded context
+        self._covering: dict[Page, asyncio.Future[None]] = {}  # each tab's own listener, being started
+        self._routed = False  # Playwright's routing instead (no browser-wide DevTools session)
 
     async def judge(self, url: str, *, navigation: bool = True) -> str | None:
         """Why ``url`` may not be opened (its host's addresses included), or None."""
@@ -84,14 +96,55 @@ class Guard:
         return found
 
     async def install(self, context: BrowserContext) -> None:
-        if self.policy.restricts_requests:
+        """Guard every request ``context`` makes from now on (its tabs' listeners start meanwhile;
+        :meth:`ready` waits for them)."""
+        if not self.policy.restricts_requests:
+            return
+        browser = context.browser
+        self._wide = await BrowserIntercept.of(browser) if browser is not None else None
+        if self._wide is None:
+            self._routed = True
             await context.route("**/*", self._route)
+            return
+        context.on("page", lambda page: self._cover(context, page))
+        for page in context.pages:
+            self._cover(context, page)
+
+    async def ready(self) -> None:
+        """Wait until every tab known so far has its own listener."""
+        if self._covering:
+            await asyncio.gather(*self._covering.values())
+
+    def _cover(self, context: BrowserContext, page: Page) -> None:
+        if page not in self._covering:
+            self._covering[page] = asyncio.ensure_future(self._listen(context, page))
+            self._covering[page].add_done_callback(forget)
+
+    async def _listen(self, context: BrowserContext, page: Page) -> None:
+        wide = self._wide
+        assert wide is not None
+        try:
+            tab = await PageIntercept.start(context, page, self._decide)
+        except PlaywrightError:
+            return  # the tab closed first
+        if self._context_id is None:
+            self._context_id = tab.context_id
+            wide.guard(tab.context_id, self._decide)
+        wide.cover(tab.target_id)
 
     def uninstall(self, context: BrowserContext) -> None:
-        """Stop routing ``context``, which is closing: its route handlers let go of the requests
-        they still hold, quietly, instead of staying pending for ever.  Not awaited: on a page that
-        keeps the renderer busy (a dialog storm), the browser's answer can take seconds."""
-        if self.policy.restricts_requests:
+        """Stop guarding ``context``, which is closing.  With routing, its route handlers let go of
+        the requests they still hold, quietly, instead of staying pending for ever.  Not awaited:
+        on a page that keeps the renderer busy (a dialog storm), the browser's answer can take
+        seconds."""
+        if self._wide is not None and self._context_id is not None:
+            self._wide.unguard(self._context_id)
+        for covering in self._covering.values():
+            covering.cancel()
+        self._covering.clear()
+        self._wide, self._context_id = None, None
+        if self._routed:
+            self._routed = False
             task = asyncio.ensure_future(context.unroute_all(behavior="ignoreErrors"))
             task.add_done_callback(forget)
 
@@ -102,6 +155,20 @@ class Guard:
     def reset(self) -> None:
         self._refused.clear()
         self._addresses.clear()
+
+    async def _decide(self, url: str, navigation: bool, redirected: bool) -> str | None:
+        """The browser's error reason for a request the policy refuses (said as a note), or None."""
+        reason = await self.judge(url, navigation=navigation)
+        if reason is None:
+            return None
+        self._note(url, url, f"a redirect led there, and {reason}" if redirected else reason)
+        return "Aborted" if navigation else "BlockedByClient"
+
+    def _note(self, request_url: str, url: str, reason: str) -> None:
+        """``request_url`` was refused because ``url`` (itself, or where its redirect led) is refused."""
+        self._refused[request_url] = reason
+        self.watch.silence(request_url)
+        self.watch.notes.add(f"the page tried to open {clip(url, 200)}, which was refused: {reason}")
 
     async def _route(self, route: Route) -> None:
         """Every request of the session passes here: the URL policy decides, in the browser."""
@@ -119,9 +186,7 @@ class Guard:
             pass  # the page or the request went away meanwhile
 
     async def _refuse(self, route: Route, url: str, reason: str) -> None:
-        self._refused[route.request.url] = reason
-        self.watch.silence(route.request.url)
-        self.watch.notes.add(f"the page tried to open {clip(url, 200)}, which was refused: {reason}")
+        self._note(route.request.url, url, reason)
         await route.abort("aborted" if route.request.is_navigation_request() else "blockedbyclient")
 
     async def _route_navigation(self, route: Route) -> None:

@@ -219,6 +219,7 @@ class BrowserSession:
                 await ctx.add_init_script(scripts.INIT)
                 await self.guard.install(ctx)
                 await self.tabs.start()
+                await self.guard.ready()
         except (TimeoutError, PlaywrightError) as e:
             await self._drop()
             raise BrowserError(f"the browser did not open a page within {t.launch:g} s ({e})") from e
