@@ -33,6 +33,7 @@ from conftest import ROUTES
 from xmltools.browser.locate import find_chromium
 from xmltools.browser.pool import CHROMIUM_FLAGS, BrowserPool
 from xmltools.browser.session import BrowserSession
+from xmltools.browser.settings import BrowserConfig, Timeouts
 from xmltools.render import Renderer
 from xmltools.results import Failure, Observation, Point
 from xmltools.serve import serve_directory
@@ -265,6 +266,41 @@ async def bench_hostile(base: str) -> dict[str, Any]:
     return {"largest_hostile_result_chars": sizes[worst], "largest_hostile_result_page": worst}
 
 
+async def bench_flood(base: str, n: int) -> dict[str, float]:
+    """A page that writes 100,000 console lines as it loads: launched on a warm pool, against raw
+    new_context + new_page + goto + shot (goal: adds at most 1 s)."""
+    ours: list[float] = []
+    raw: list[float] = []
+    url = base + "/hostile/flood-100k.html"
+    pool = BrowserPool()
+    b = BrowserSession(BrowserConfig(timeouts=Timeouts(navigation=60.0)), pool=pool)
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=find_chromium().path, args=list(CHROMIUM_FLAGS))
+        for _ in range(n):
+            await until_spare(pool)
+            t0 = time.perf_counter()
+            r = await b.launch(url)
+            ours.append(time.perf_counter() - t0)
+            assert isinstance(r, Observation) and not any("not finished" in x for x in r.notes), r
+            assert r.console[-1].text == "line 99999", r.console
+            await b.close()
+            await until_spare(pool)
+            t0 = time.perf_counter()
+            ctx = await browser.new_context(viewport=VIEW)  # type: ignore[arg-type]
+            page = await ctx.new_page()
+            await page.goto(url)
+            await raw_observe(ctx, page)
+            raw.append(time.perf_counter() - t0)
+            await ctx.close()
+        await browser.close()
+    await pool.aclose()
+    return {
+        "flood_100k_s": round(statistics.median(ours), 2),
+        "raw_flood_100k_s": round(statistics.median(raw), 2),
+        "flood_100k_added_s": round(statistics.median(ours) - statistics.median(raw), 2),
+    }
+
+
 def _leftovers() -> set[str]:
     pats = ("org.chromium.Chromium.*", "playwright_chromiumdev_profile-*", "xmltools-*")
     return {p for pat in pats for p in glob.glob(os.path.join(tempfile.gettempdir(), pat))}
@@ -452,6 +488,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         figures.update(await bench_clicks(base, args.clicks))
         figures.update(await bench_navigation_failures(base, args.navigations))
         figures.update(await bench_hostile(base))
+        figures.update(await bench_flood(base, args.floods))
         figures.update(await bench_cycles(base, args.cycles))
         figures.update(await bench_formats(base))
     return figures
@@ -466,6 +503,7 @@ GOALS = (
     ("navigating_click_over_raw", 1.3),
     ("navigating_click_failures", 0),
     ("largest_hostile_result_chars", 20_000),
+    ("flood_100k_added_s", 1.0),
     ("temporary_folders_left", 0),
 )
 
@@ -479,6 +517,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--navigations", type=int, default=210)
     ap.add_argument("--cycles", type=int, default=100)
     ap.add_argument("--extracts", type=int, default=15)
+    ap.add_argument("--floods", type=int, default=3)
     args = ap.parse_args(argv)
     figures = asyncio.run(main_async(args))
     print("browser benchmark (medians; ratios from the same run)")

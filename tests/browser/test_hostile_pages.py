@@ -227,3 +227,20 @@ async def test_typing_ten_thousand_characters_takes_seconds_not_minutes(
     assert await browser.on_page(lambda p: p.evaluate("window.__inputs")) >= 1
     ok(await browser.type("short"))  # short text is still typed key by key
     assert await browser.on_page(lambda p: p.evaluate("window.__inputs")) >= 6
+
+
+async def test_a_page_flooding_100_000_console_lines_loads_and_is_counted(
+    patient: BrowserSession, site: str
+) -> None:
+    """Past a few hundred lines the session stops hearing each one and reads the rest from the
+    page's own count; it hears the next page's lines again."""
+    for _ in range(2):
+        obs = ok(await patient.launch(site + "/hostile/flood-100k.html"))
+        assert obs.title == "Big flood"
+        assert not any("not finished" in n for n in obs.notes), obs.notes
+        assert [e.text for e in obs.console[:2]] == ["line 0", "line 1"]
+        assert [e.text for e in obs.console[-2:]] == ["line 99998", "line 99999"]
+        assert any("99,950 console entries" in n for n in obs.notes), obs.notes
+        await patient.on_page(lambda p: p.evaluate("console.warn('after', {n: 1})"))
+        obs = await patient.observe()
+        assert [(e.type, e.text) for e in obs.console] == [("warning", "after {n: 1}")], obs.console

@@ -49,6 +49,10 @@ class ConsoleCollector:
             self._dropped += 1
         self._tail.append((entry, 1))
 
+    def skip(self, count: int) -> None:
+        """``count`` entries went by unseen: they count as left out."""
+        self._dropped += count
+
     def clear(self) -> None:
         self._head.clear()
         self._tail.clear()

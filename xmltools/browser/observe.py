@@ -84,6 +84,7 @@ class Observer:
         caps = self.config.caps
         seen = captured or await self.capture(viewport)
         page = seen.page
+        await self.watch.catch_up(self.config.timeouts.probe)
         console, cut = self.watch.console.take()
         self.last_url = page.url
         return Observation(

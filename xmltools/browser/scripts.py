@@ -10,12 +10,15 @@ records, in ``window.__xt``:
   ``navigate`` event, which fires synchronously for link clicks, form
   submits, ``location`` changes, meta refresh and history changes, and says
   whether the navigation stays in the same document or is a download;
-- new tabs asked for (``window.open``, links and forms with a target).
+- new tabs asked for (``window.open``, links and forms with a target);
+- the console lines the document wrote, as a count and the last 25 (their
+  arguments, turned into text only when read by ``CONSOLE_TAIL``): the
+  session stops listening to a flooding page and reads what it missed here.
 """
 
 from __future__ import annotations
 
-__all__ = ["DESCRIBE", "HIT", "INIT", "MARK", "SCROLL", "SCROLL_ELEMENT", "SETTLE", "STATE"]
+__all__ = ["CONSOLE_TAIL", "DESCRIBE", "HIT", "INIT", "MARK", "SCROLL", "SCROLL_ELEMENT", "SETTLE", "STATE"]
 
 MARK = "data-xt-mark"
 
@@ -24,8 +27,19 @@ INIT = """
   if (window.__xt) return;
   const st = window.__xt = {
     last: 0, lastTimer: 0, timers: new Map(), st: window.setTimeout.bind(window),
-    navs: 0, crossNavs: 0, downloads: 0, popups: 0, navUrl: '',
+    navs: 0, crossNavs: 0, downloads: 0, popups: 0, navUrl: '', logs: 0, tail: [],
   };
+  for (const [name, type] of [['log', 'log'], ['info', 'info'], ['warn', 'warning'], ['error', 'error'],
+                              ['debug', 'debug'], ['trace', 'trace'], ['dir', 'dir']]) {
+    const f = console[name];
+    if (typeof f !== 'function') continue;
+    console[name] = function (...args) {
+      st.logs++;
+      st.tail.push([type, args]);
+      if (st.tail.length > 50) st.tail.splice(0, 25);
+      return f.apply(this, args);
+    };
+  }
   const ct = window.clearTimeout.bind(window);
   window.setTimeout = function (fn, delay, ...args) {
     const d = Number(delay) || 0;
@@ -63,6 +77,28 @@ INIT = """
     if (f && blank((e.submitter && e.submitter.getAttribute('formtarget')) || f.target)) st.popups++;
   }, true);
 })();
+"""
+
+# The count of console lines the document wrote since it began or since the last
+# reading, and the last 25 of them as [type, text]; starts counting afresh.
+CONSOLE_TAIL = """
+() => {
+  const st = window.__xt;
+  if (!st || st.logs === undefined) return null;
+  const say = (a) => {
+    if (typeof a === 'string') return a;
+    try {
+      if (a instanceof Error) return String(a);
+      if (a && typeof a === 'object') return JSON.stringify(a) ?? String(a);
+    } catch (_) { /* a cycle, or a getter that throws */ }
+    return String(a);
+  };
+  const tail = st.tail.slice(-25).map(([type, args]) => [type, args.map(say).join(' ').slice(0, 2000)]);
+  const out = [st.logs, tail];
+  st.logs = 0;
+  st.tail = [];
+  return out;
+}
 """
 
 # Removes the marks an action left, then resolves when the short timers

@@ -25,12 +25,15 @@ from typing import Any
 from playwright.async_api import Browser, ConsoleMessage, Dialog, Download, Frame, Page, Request, Response
 from playwright.async_api import Error as PlaywrightError
 
+from . import scripts
 from .bounds import DIALOG_GAP, DIALOG_STORM, forget
 from .collect import ConsoleCollector, NoteCollector
 from .failures import FailureClass, classify, first_line
 from .settings import BrowserConfig
 
-__all__ = ["Watch"]
+__all__ = ["MUTE_AFTER", "Watch"]
+
+MUTE_AFTER = 200  # console lines between two observations before a flooding page counts its own
 
 
 class Watch:
@@ -59,6 +62,10 @@ class Watch:
         self.tasks: set[asyncio.Task[Any]] = set()
         self._silenced: set[str] = set()  # failed requests already reported another way (refused ones)
         self._listening: list[Page] = []
+        self._lines = 0  # console lines heard since the last observation
+        # console lines heard from each page since its document began or since the last catch_up
+        self._counted: dict[Page, int] = {}
+        self._muted: set[Page] = set()  # flooding pages no longer listened to for console lines
 
     # -- what the session asks ----------------------------------------------------------------
 
@@ -110,6 +117,9 @@ class Watch:
                 with contextlib.suppress(Exception):
                     page.remove_listener(event, handler)
         self._listening.clear()
+        self._muted.clear()
+        self._counted.clear()
+        self._lines = 0
         self.page = self.browser = None
         self.console.clear()
         self.console_log.clear()
@@ -152,6 +162,40 @@ class Watch:
             return  # the same failure is reported once, with its URL, from the network events
         self.console.add(kind, text)
         self.console_log.add(kind, text)
+        page = msg.page
+        if page is None:
+            return
+        self._counted[page] = self._counted.get(page, 0) + 1
+        self._lines += 1
+        if self._lines >= MUTE_AFTER and page not in self._muted:
+            # a flood: every line is a round trip through the driver; the page counts the rest itself
+            self._muted.add(page)
+            page.remove_listener("console", self._on_console)
+
+    async def catch_up(self, bound: float) -> None:
+        """Before the console is reported: what the flooding pages wrote while not listened to, read
+        from the pages' own count (the last lines, and how many were left out); then listen again."""
+        self._lines = 0
+        for page in list(self._muted):
+            self._muted.discard(page)
+            if page.is_closed():
+                continue
+            try:
+                got = await asyncio.wait_for(page.evaluate(scripts.CONSOLE_TAIL), bound)
+            except (PlaywrightError, TimeoutError):
+                got = None
+            finally:
+                page.on("console", self._on_console)
+            if not got:
+                self.notes.add("the page wrote console lines too fast to be counted; some were left out")
+                continue
+            total, tail = got
+            unheard = max(0, total - self._counted.get(page, 0))
+            self._counted[page] = 0  # both counts start afresh
+            for collector in (self.console, self.console_log):
+                collector.skip(max(0, unheard - len(tail)))
+                for kind, text in tail[max(0, len(tail) - unheard) :]:
+                    collector.add(kind, text)
 
     def _on_pageerror(self, err: Exception) -> None:
         text = str(getattr(err, "message", None) or err)
@@ -201,6 +245,8 @@ class Watch:
             )
 
     def _on_framenavigated(self, frame: Frame) -> None:
+        if frame.parent_frame is None:
+            self._counted[frame.page] = 0  # a new document counts its console lines from naught
         if self.page is not None and frame == self.page.main_frame:
             self.commits += 1  # a new page (or view): the refs of its last snapshot are gone with it
             self.navigating.clear()  # the navigation committed; any earlier one was replaced

@@ -80,6 +80,7 @@ async def read(action: GetText | GetHtml | GetAttribute, scope: Scope, act: Act)
 
 @handles(ConsoleLogs)
 async def console_logs(action: ConsoleLogs, scope: Scope, act: Act) -> None:
+    await scope.watch.catch_up(scope.settings.timeouts.probe)
     entries, cut = scope.watch.console_log.take()
     act.extract = "\n".join(e.line() for e in entries) or "(no console entries since the last time)"
     act.notes += cut
