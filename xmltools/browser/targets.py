@@ -21,7 +21,6 @@ observer, the handlers or the session.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -116,9 +115,10 @@ async def find(
             )
         loc = page.locator(f"aria-ref={ref}")
         # refs live in the snapshot's own script world, which the page's world cannot read:
-        # Playwright's checks answer there, the count and visibility side by side
-        count, visible = await asyncio.gather(loc.count(), loc.is_visible())
-        if count == 0:  # refs resolve at once or never: no waiting
+        # Playwright's checks answer there.  A visible element is there; only a ref that is not
+        # visible costs a second question (gone, or hidden?)
+        visible = await loc.is_visible()
+        if not visible and await loc.count() == 0:  # refs resolve at once or never: no waiting
             raise TargetError(f"the element of {ref} is no longer on the page. Take a new snapshot.")
         if ref_line is not None and "[disabled]" not in ref_line:
             return loc, {"visible": visible, "enabled": True}
