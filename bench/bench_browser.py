@@ -266,6 +266,31 @@ async def bench_hostile(base: str) -> dict[str, Any]:
     return {"largest_hostile_result_chars": sizes[worst], "largest_hostile_result_page": worst}
 
 
+async def bench_identity(base: str, n: int) -> dict[str, float]:
+    """The cost of recording who the clicked element is (while a transcript is written): the same
+    click with and without it, interleaved."""
+    pool = BrowserPool()
+    b = BrowserSession(pool=pool)
+    assert isinstance(await b.launch(base + "/buttons.html"), Observation)
+    plain: list[float] = []
+    recorded: list[float] = []
+    for i in range(n + 3):
+        for record, into in ((False, plain), (True, recorded)):
+            b.prepare(record_identity=record)
+            t0 = time.perf_counter()
+            r = await b.click(BUTTON)
+            took = time.perf_counter() - t0
+            assert isinstance(r, Observation) and (r.identity is not None) == record, r
+            if i >= 3:
+                into.append(took)
+    await pool.aclose()
+    return {
+        "click_recording_identity_ms": ms(recorded),
+        "click_without_identity_ms": ms(plain),
+        "identity_share_of_click": round(1 - statistics.median(plain) / statistics.median(recorded), 2),
+    }
+
+
 async def bench_flood(base: str, n: int) -> dict[str, float]:
     """A page that writes 100,000 console lines as it loads: launched on a warm pool, against raw
     new_context + new_page + goto + shot (goal: adds at most 1 s)."""
@@ -486,6 +511,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         figures.update(await bench_cold_launch(base, args.launches))
         figures.update(await bench_warm_session(base, args.sessions))
         figures.update(await bench_clicks(base, args.clicks))
+        figures.update(await bench_identity(base, args.clicks))
         figures.update(await bench_navigation_failures(base, args.navigations))
         figures.update(await bench_hostile(base))
         figures.update(await bench_flood(base, args.floods))

@@ -169,6 +169,12 @@ class Config(BaseModel):
     )
     max_param_chars: int = Field(1_000_000, ge=1, description="the longest value of one call parameter")
 
+    rematch: Literal["on", "off", "strict"] = Field(
+        "on",
+        description="replay: when a step's ref, selector or point reaches another element than the"
+        " recorded one, find the recorded one by its identity (on), fail the step (strict), or act"
+        " as written (off)",
+    )
     # replay: how a live screenshot is compared with the recorded one (as Playwright's toHaveScreenshot)
     screenshot_threshold: float = Field(
         0.2, ge=0, le=1, description="replay: colour distance at which a pixel differs (0 strict, 1 lenient)"
@@ -288,6 +294,7 @@ class Config(BaseModel):
             workspace=self.workspace,
             profile_dir=self.profile_dir,
             idle_timeout=self.idle_timeout,
+            rematch=self.rematch,
         )
 
     # -- loading ---------------------------------------------------------------------

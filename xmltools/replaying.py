@@ -28,7 +28,7 @@ from .errors import ConfigError, TranscriptError, UsageError
 from .interpreter import AsyncInterpreter
 from .parser import ToolUse
 from .profiles import DEFAULT_SESSION
-from .results import ConsoleEntry, Failure, Observation, Screenshot, Viewport
+from .results import ConsoleEntry, Failure, Observation, Rematch, Screenshot, Viewport
 from .tools import Resize
 from .transcript import (
     FAILURE_KINDS,
@@ -94,6 +94,7 @@ class ReplayStep:
     drifts: list[Drift] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # failed or refused calls the recording did not have
     shots: list[ShotCheck] = field(default_factory=list)
+    rematched: list[Rematch] = field(default_factory=list)  # elements found again by their identity
 
     @property
     def duration(self) -> float:
@@ -122,6 +123,16 @@ class ReplayResult:
         return [f"step {s.index}: {f}" for s in self.steps for f in s.failures]
 
     @property
+    def rematched(self) -> list[str]:
+        """Each element found again by its recorded identity, as ``step N: ...``."""
+        return [
+            f"step {s.index}: re-matched {r.expected} with {r.found_by}"
+            f" (the step's target now reaches {r.reached or 'nothing'})"
+            for s in self.steps
+            for r in s.rematched
+        ]
+
+    @property
     def outcome(self) -> ReplayOutcome:
         if self.failures and not self.allow_failures:
             return "failed"
@@ -134,8 +145,12 @@ class ReplayResult:
     def summary(self) -> str:
         n = len(self.steps)
         failures = [] if self.allow_failures else self.failures
+        again = self.rematched
         if not self.drifts and not failures:
-            return f"{n} steps replayed ({self.mode}): no drift"
+            head = f"{n} steps replayed ({self.mode}): no drift"
+            if not again:
+                return head
+            return "\n".join([f"{head}, {len(again)} re-matched:", *(f"  {r}" for r in again)])
         parts = []
         if failures:
             parts.append(f"{len(failures)} failed step{'s' if len(failures) != 1 else ''}")
@@ -144,6 +159,7 @@ class ReplayResult:
         lines = [f"{' and '.join(parts)} in {n} steps ({self.mode}):"]
         lines += [f"  {f}" for f in failures]
         lines += [f"  {d}" for d in self.drifts]
+        lines += [f"  {r}" for r in again]
         if self.differences:  # they may explain what went wrong
             lines.append("the recording's settings that differ from this machine's:")
             lines += [f"  {d}" for d in self.differences]
@@ -376,6 +392,10 @@ def _compare(
     return drifts
 
 
+def _rematched(turn: Turn) -> list[Rematch]:
+    return [o.observation.rematch for o in turn.outcomes if o.observation and o.observation.rematch]
+
+
 def _failures(turn: Turn, recorded: Sequence[ToolResultRecord]) -> list[str]:
     """The calls that failed or were refused where the recording has no such outcome."""
     out = []
@@ -504,6 +524,7 @@ async def replay(
             secrets=t.header.secrets,
         )
         writer = TranscriptWriter(record, header, base_url=base_url, secrets=filled_secrets)
+        interp.record_identities()
         for r in t.records:
             if isinstance(r, AssistantRecord):
                 break
@@ -524,6 +545,10 @@ async def replay(
             recorded, answer = _answers(as_recorded)
             if recorded_browser is not None:
                 recorded_browser.begin_step(recorded)
+            else:
+                for r in recorded:  # the element each action acted on, to be checked before it acts again
+                    if r.observation is not None and r.observation.identity is not None:
+                        interp.expect(r.observation.identity)
             turn = await interp.handle(fill_base_url(assistant.content, base_url))
             answered: ToolUse | None = None
             if turn.approval_required is not None and answer is not None:
@@ -537,6 +562,9 @@ async def replay(
                 else:
                     turn = await interp.approve(held)
             step = ReplayStep(index, assistant.content, turn, recorded)
+            step.rematched = [
+                o.observation.rematch for o in turn.outcomes if o.observation and o.observation.rematch
+            ]
             step.drifts = _compare(index, turn, recorded, base_url, live=not offline, ignore_console=ignore)
             step.failures = _failures(turn, recorded)
             if not offline and recorded and not any(d.field == "outcomes" for d in step.drifts):

@@ -16,8 +16,10 @@ __all__ = [
     "ConsoleEntry",
     "Failure",
     "FailureKind",
+    "Identity",
     "Observation",
     "Point",
+    "Rematch",
     "Screenshot",
     "Viewport",
 ]
@@ -70,6 +72,34 @@ class Screenshot(_Frozen):
         return f"data:{self.media_type};base64,{self.b64()}"
 
 
+class Identity(_Frozen):
+    """Who an element is: recorded with each action on an element, so that a replay can find it again.
+
+    ``locators`` are ranked as Playwright prefers them (test id, role and name,
+    label, placeholder, text, then CSS), in the selector syntax the model
+    writes, and each matched exactly one element when recorded.
+    """
+
+    described: str  # role and accessible name as the page computes them: 'button "Save"'
+    role: str = ""
+    name: str = ""
+    tag: str = ""
+    attributes: dict[str, str] = Field(default_factory=dict)  # id, name, data-testid, label, placeholder, ...
+    text: str = ""  # the element's own text, short
+    frame: str | None = None  # the selector of the iframe it is in, when the action named one
+    box: tuple[float, float, float, float] | None = None  # x, y, width, height in the viewport
+    locators: tuple[str, ...] = ()
+
+
+class Rematch(_Frozen):
+    """A replayed action's element, found again by its recorded identity because its ref, selector or
+    point now reached another element (or none)."""
+
+    expected: str  # the recorded element: 'button "Save"'
+    reached: str  # what the ref, selector or point reaches now ('' for nothing)
+    found_by: str  # the recorded locator that found it
+
+
 class Observation(_Frozen):
     """What the model sees after an action: the page as it now is."""
 
@@ -85,6 +115,8 @@ class Observation(_Frozen):
     extract: str | None = None  # what get_text, get_html or get_attribute read from the page, capped
     tabs: tuple[str, ...] = ()  # the open tabs, when there are several: 't2 "Title" (current)'
     sessions: tuple[str, ...] = ()  # the open browser sessions, when there are several: 'shop (this one)'
+    identity: Identity | None = None  # who the element acted on is (recorded while recording)
+    rematch: Rematch | None = None  # on replay: the element was found again by its identity
 
 
 FailureKind = Literal[

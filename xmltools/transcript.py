@@ -37,7 +37,7 @@ from .errors import ConfigError, TranscriptError, UsageError
 from .parser import ToolUse
 from .profiles import PROFILES
 from .protocol import State
-from .results import ConsoleEntry, Failure, Observation, Point, Screenshot, Viewport
+from .results import ConsoleEntry, Failure, Identity, Observation, Point, Rematch, Screenshot, Viewport
 from .tools import STANDARD_TOOLS, ToolRegistry
 from .turn import CallOutcome, Turn
 
@@ -157,6 +157,8 @@ class ObservationRecord(_Record):
     notes: list[str] = Field(default_factory=list)
     target: str | None = None  # what the action acted on (role and name)
     snapshot: str | None = None  # the ARIA snapshot the model was shown, when it was shown one
+    identity: Identity | None = None  # who the element acted on was (its role, name and locators)
+    rematch: Rematch | None = None  # a replay found the element again by its identity
 
 
 class ErrorRecord(_Record):
@@ -506,7 +508,13 @@ class TranscriptWriter:
             data["base_url"] = record.base_url
             self._write_line(data, sync=sync)
             return
-        self._write_line(self._clean(record.model_dump(mode="json", exclude_defaults=False)), sync=sync)
+        data = self._clean(record.model_dump(mode="json", exclude_defaults=False))
+        observation = data.get("observation") if isinstance(data, dict) else None
+        if isinstance(observation, dict):  # what only some steps have is left out where they have none
+            for key in ("identity", "rematch"):
+                if observation.get(key) is None:
+                    observation.pop(key, None)
+        self._write_line(data, sync=sync)
 
     def _write_line(self, data: Any, *, sync: bool) -> None:
         if self._f.closed:
@@ -568,6 +576,8 @@ class TranscriptWriter:
             notes=list(obs.notes),
             target=obs.target,
             snapshot=obs.snapshot,
+            identity=obs.identity,
+            rematch=obs.rematch,
         )
 
     def _write_sync(self) -> None:

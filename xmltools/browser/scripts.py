@@ -18,7 +18,18 @@ records, in ``window.__xt``:
 
 from __future__ import annotations
 
-__all__ = ["CONSOLE_TAIL", "DESCRIBE", "HIT", "INIT", "MARK", "SCROLL", "SCROLL_ELEMENT", "SETTLE", "STATE"]
+__all__ = [
+    "CONSOLE_TAIL",
+    "DESCRIBE",
+    "HIT",
+    "IDENTIFY",
+    "INIT",
+    "MARK",
+    "SCROLL",
+    "SCROLL_ELEMENT",
+    "SETTLE",
+    "STATE",
+]
 
 MARK = "data-xt-mark"
 
@@ -138,7 +149,7 @@ async ([quiet, max, mark]) => {
 # interactive ancestor) is marked, so that Python can act on it through a
 # locator; SETTLE removes the mark after the action.
 _DESCRIBE_FN = """
-  const describe = (el) => {
+  const roleAndName = (el) => {
     const tag = el.tagName.toLowerCase();
     const type = (el.getAttribute('type') || '').toLowerCase();
     const implicit = {
@@ -167,7 +178,10 @@ _DESCRIBE_FN = """
     const field = tag === 'input' || tag === 'textarea' || tag === 'select';
     if (!name && !field) name = text(el.innerText || el.textContent);
     if (!name && field) name = text(el.getAttribute('placeholder'));
-    name = name.slice(0, 80);
+    return [role, name.slice(0, 80), tag];
+  };
+  const describe = (el) => {
+    const [role, name, tag] = roleAndName(el);
     if (role) return name ? `${role} "${name}"` : role;
     return name ? `${tag} "${name}"` : tag;
   };
@@ -195,6 +209,45 @@ HIT = (
 # Playwright for a snapshot of the element would replace the refs of the
 # model's latest snapshot.
 DESCRIBE = "(el) => {" + _DESCRIBE_FN + "  return describe(el);\n}"
+
+# Who an element is: role and name, tag, identifying attributes, a short text,
+# its box, and the locators that might find it again, best first (Playwright's
+# order: test id, role and name, label, placeholder, text, CSS); the caller
+# keeps those that match exactly one element.
+IDENTIFY = (
+    "(el) => {"
+    + _DESCRIBE_FN
+    + """  const [role, name, tag] = roleAndName(el);
+  const q = (v) => JSON.stringify(v);
+  const attrs = {};
+  for (const a of ['id', 'name', 'data-testid', 'placeholder', 'href', 'type']) {
+    const v = el.getAttribute(a);
+    if (v) attrs[a] = v.slice(0, 200);
+  }
+  const label = el.labels && el.labels.length
+    ? [...el.labels].map((l) => l.textContent).join(' ').replace(/\\s+/g, ' ').trim() : '';
+  if (label) attrs.label = label.slice(0, 200);
+  const own = (el.innerText || '').replace(/\\s+/g, ' ').trim();
+  const out = [];
+  if (attrs['data-testid']) out.push('testid=' + q(attrs['data-testid']));
+  if (role && name) out.push('role=' + role + '[name=' + q(name) + 's]');
+  if (label) out.push('label=' + q(label));
+  if (attrs.placeholder) out.push('placeholder=' + q(attrs.placeholder));
+  if (own && own.length <= 60 && !['input', 'textarea', 'select'].includes(tag)) out.push('text=' + q(own));
+  if (attrs.id && /^[A-Za-z][\\w-]*$/.test(attrs.id)) out.push('#' + attrs.id);
+  if (attrs.name) out.push(tag + '[name=' + q(attrs.name) + ']');
+  const path = [];
+  for (let e = el; e && e.nodeType === 1 && e !== document.documentElement; e = e.parentElement) {
+    const t = e.tagName.toLowerCase();
+    const same = e.parentElement ? [...e.parentElement.children].filter((c) => c.tagName === e.tagName) : [e];
+    path.unshift(same.length > 1 ? `${t}:nth-of-type(${same.indexOf(e) + 1})` : t);
+  }
+  out.push('css=' + path.join(' > '));
+  const r = el.getBoundingClientRect();
+  return { described: describe(el), role, name, tag, attributes: attrs, text: own.slice(0, 80),
+           box: [r.x, r.y, r.width, r.height], candidates: out };
+}"""
+)
 
 # Scroll what is under the point, as a mouse wheel would: the nearest element
 # that can still scroll that way; inside an open modal dialog, never the page

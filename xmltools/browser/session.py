@@ -51,7 +51,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from ..actions import ACTIONS, InTab, Target
 from ..errors import BrowserError, ConfigError
-from ..results import Failure, Observation, Point, Viewport
+from ..results import Failure, Identity, Observation, Point, Viewport
 from . import scripts
 from .bounds import Bounds, DialogStorm, Hung
 from .failures import ActionError, first_line, to_failure
@@ -93,6 +93,7 @@ class BrowserSession:
         self.tabs = Tabs(watch, self.bounds)
         self.guard = Guard(c.url_policy, c.timeouts, watch, dict(c.host_map))
         self.targets = Targets(self.tabs, watch, self.bounds)
+        self.targets.rematch_mode = c.rematch
         self.observer = Observer(c, self.tabs, watch, self.targets, self.bounds)
         self.settler = Settler(c.timeouts, self.tabs, watch, self.bounds)
         self.idle = Idle(c.idle_timeout, lambda: self.tabs.context is not None, self._close)
@@ -310,6 +311,7 @@ class BrowserSession:
         if not self.watch.alive():
             return await self.recovery.lost(PlaywrightError("the browser has disconnected"))
         self.settler.begin()
+        self.targets.begin()
         act = Act()
         try:
             await handler.fn(action, self._scope(), act)
@@ -340,6 +342,10 @@ class BrowserSession:
             return await self.recovery.failed(str(action.action), e)
         if act.extract is not None:
             seen = seen.model_copy(update={"extract": act.extract})
+        if self.targets.identity is not None or self.targets.rematched is not None:
+            seen = seen.model_copy(
+                update={"identity": self.targets.identity, "rematch": self.targets.rematched}
+            )
         if act.screenshot is not None:
             seen = seen.model_copy(update={"screenshot": act.screenshot})
         if act.then is not None:
@@ -358,6 +364,12 @@ class BrowserSession:
             return None
 
     # -- the host's conveniences: thin ways into the same dispatcher --------------------------------
+
+    def prepare(self, *, record_identity: bool, expected: Identity | None = None) -> None:
+        """Before the next action: whether to record who its element is (while a transcript is
+        written), and, on replay, the recorded element it must act on (see :mod:`.identity`)."""
+        self.targets.record_identity = record_identity
+        self.targets.expected = expected
 
     async def launch(self, url: str | None) -> Observation | Failure:
         """Open a new session (closing this one first) at ``url`` (a blank page when None).

@@ -81,6 +81,7 @@ class BrowserConfig:
     workspace: Path | None = None  # where screenshots with a path are saved
     profile_dir: Path | None = None  # a user data folder (local only): cookies and storage persist there
     idle_timeout: float | None = None  # close the session after this many seconds unused; None: never
+    rematch: Literal["on", "off", "strict"] = "on"  # replay: find a recorded element again by its identity
 
     def __post_init__(self) -> None:
         if not 0 <= self.screenshot_quality <= 100:

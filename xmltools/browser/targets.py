@@ -29,7 +29,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import FrameLocator, Locator, Page
 
 from ..actions import selector_kind
-from ..results import Point
+from ..results import Identity, Point, Rematch
 from . import scripts
 from .bounds import Bounds
 from .collect import clip as clip_line
@@ -37,6 +37,7 @@ from .failures import ActionError
 from .scripts import DESCRIBE
 
 if TYPE_CHECKING:
+    from .identity import RematchMode
     from .tabs import Tabs
     from .watch import Watch
 
@@ -48,6 +49,7 @@ __all__ = [
     "explain_action_error",
     "hidden",
     "locate",
+    "selector_locator",
     "shown",
     "shown_any",
 ]
@@ -80,12 +82,15 @@ def shown(target: Any) -> str:
     return text
 
 
-def _selector_locator(scope: Page | FrameLocator, selector: str) -> Locator:
+def selector_locator(scope: Page | FrameLocator, selector: str) -> Locator:
+    """The locator of a selector in the model's syntax (Playwright's, and the lookup shortcuts)."""
     kind, value = selector_kind(selector)
     if kind == "playwright":
         return scope.locator(selector)
     lookup = getattr(scope, _LOOKUPS[kind])
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        if kind == "testid":  # a test id always matches whole: quotes only delimit it
+            return lookup(value[1:-1])  # type: ignore[no-any-return]
         return lookup(value[1:-1], exact=True)  # type: ignore[no-any-return]
     return lookup(value)  # type: ignore[no-any-return]
 
@@ -126,7 +131,7 @@ async def find(
     scope: Page | FrameLocator = page
     if getattr(target, "frame", None):
         scope = page.frame_locator(str(target.frame))
-    loc = _selector_locator(scope, str(target.selector))
+    loc = selector_locator(scope, str(target.selector))
     try:
         count, state = await loc.evaluate_all(_COUNT_AND_STATE)
         if count == 0:
@@ -241,6 +246,15 @@ class Targets:
         self._refs: set[str] = set()
         self._lines: dict[str, str] = {}  # ref -> its element's role and name in that snapshot
         self._seen_at = -1  # the document (its commit count) the refs belong to
+        self.record_identity = False  # record who each element acted on is (a transcript is being written)
+        self.rematch_mode: RematchMode = "on"
+        self.expected: Identity | None = None  # the recorded element the next element action must act on
+        self.identity: Identity | None = None  # who the latest action's element was
+        self.rematched: Rematch | None = None  # the latest action's element, found again by its identity
+
+    def begin(self) -> None:
+        """An action starts: what the last one found out is forgotten."""
+        self.identity = self.rematched = None
 
     @property
     def refs(self) -> set[str]:
@@ -300,21 +314,48 @@ class Targets:
         enabled: bool = True,
         visible: bool = True,
     ) -> str:
-        """Locate, check, name and act on an element; the target's faults become TargetError."""
+        """Locate, check, name and act on an element; the target's faults become TargetError.
+
+        On replay (:attr:`expected` set) the element is first checked to be the recorded one, and
+        found again by its identity when it is not: never acted on before that."""
+        from .identity import check, identify  # the identity module builds on this one
+
         t = self.bounds.timeouts
         bound = t.action + 1
-        if getattr(target, "coordinate", None) is not None:
-            loc = await self.locate(target)
-            state = await self.bounds.bounded(loc.evaluate(scripts.STATE, timeout=t.action * 1000), bound)
-        else:
-            line = self._lines.get(getattr(target, "ref", None) or "")
-            found = find(self.tabs.require_page(), target, refs=self.refs, timeout=t.action, ref_line=line)
-            loc, state = await self.bounds.bounded(found, bound)
+        expected, self.expected = self.expected, None
+        page = self.tabs.require_page()
+        loc: Locator | None = None
+        state: dict[str, Any] = {}
+        try:
+            if getattr(target, "coordinate", None) is not None:
+                loc = await self.locate(target)
+                state = await self.bounds.bounded(loc.evaluate(scripts.STATE, timeout=t.action * 1000), bound)
+            else:
+                line = self._lines.get(getattr(target, "ref", None) or "")
+                found = find(page, target, refs=self.refs, timeout=t.action, ref_line=line)
+                loc, state = await self.bounds.bounded(found, bound)
+        except TargetError:
+            if expected is None or self.rematch_mode == "off":
+                raise
+        if expected is not None:
+            reached = await describe(loc, t.probe) if loc is not None else ""
+            scope = page.frame_locator(expected.frame) if expected.frame else page
+            again = await self.bounds.bounded(
+                check(scope, expected, reached, self.rematch_mode, t.probe), bound
+            )
+            if again is not None:
+                loc, self.rematched = again
+                state = await self.bounds.bounded(loc.evaluate(scripts.STATE, timeout=t.action * 1000), bound)
+        assert loc is not None  # a target that reached nothing raised above
         if visible and not state.get("visible"):
             raise TargetError(hidden(shown_any(target)))
         if enabled and not state.get("enabled"):
             raise TargetError(disabled(shown_any(target)))
-        named = await self.name(target, loc)
+        named = self.rematched.expected if self.rematched is not None else await self.name(target, loc)
+        if self.record_identity:
+            frame = getattr(target, "frame", None)
+            scope = page.frame_locator(str(frame)) if frame else page
+            self.identity = await self.bounds.bounded(identify(scope, loc, frame, t.probe), bound)
         try:
             await self.bounds.input(act(loc), t.action + 1)
         except PlaywrightError as e:
@@ -323,6 +364,34 @@ class Targets:
                 raise TargetError(why) from e
             raise
         return named
+
+    async def at_point(self, p: Point) -> tuple[str, Locator | None]:
+        """Who is at ``p``, before a click there; on replay, the recorded element found again when
+        the point now reaches another (its locator, to act on instead of the point)."""
+        from .identity import check, identify
+
+        t = self.bounds.timeouts
+        expected, self.expected = self.expected, None
+        page = self.tabs.require_page()
+        try:
+            named = await self.describe_point(p)
+        except TargetError:
+            if expected is None or self.rematch_mode == "off":
+                raise
+            named = ""
+        loc: Locator | None = None
+        if expected is not None:
+            scope = page.frame_locator(expected.frame) if expected.frame else page
+            again = await self.bounds.bounded(
+                check(scope, expected, named, self.rematch_mode, t.probe), t.action + 1
+            )
+            if again is not None:
+                loc, self.rematched = again
+                named = self.rematched.expected
+        if self.record_identity:
+            marked = loc or page.locator(f"[{scripts.MARK}]").first
+            self.identity = await self.bounds.bounded(identify(page, marked, None, t.probe), t.action + 1)
+        return named, loc
 
     async def centre(self, target: Any) -> Point:
         """The point a target stands for: its own, or the middle of its element."""

@@ -33,7 +33,7 @@ from ..parser import ToolUse
 from ..profiles import DEFAULT_SESSION
 from ..protocol import Effect, Event, Move, State, Violation, event_for, step
 from ..quoting import cut
-from ..results import Failure
+from ..results import Failure, Identity
 from ..tools import BROWSER_TOOL, CallError, ToolRegistry, ValidCall
 from ..turn import CallOutcome, Rendered, Turn
 from .secrecy import SecretGuard
@@ -63,6 +63,8 @@ class CallRunner:
         clock: Callable[[], float],
     ) -> None:
         self.config = config
+        self.record_identity = False  # a transcript is being written: record who each element acted on is
+        self.expected: dict[str, Identity] = {}  # replay: the recorded element of each session's next action
         self.registry = registry
         self.renderer = renderer
         self.approval = approval
@@ -208,6 +210,9 @@ class CallRunner:
         s = self.sessions.states[name]
         browser = self.sessions.browser(name)
         to_run: object = checked.args if checked.tab is None else InTab(checked.tab, checked.args)  # type: ignore[arg-type]
+        prepare = getattr(browser, "prepare", None)  # a real browser session; stand-ins have none
+        if prepare is not None:
+            prepare(record_identity=self.record_identity, expected=self.expected.pop(name, None))
         try:
             result = self.secrets.result(await browser.run(to_run))
         except BrowserError as e:

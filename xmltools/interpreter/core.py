@@ -23,7 +23,7 @@ from ..parser import ToolUse, parse
 from ..profiles import DEFAULT_SESSION
 from ..protocol import Session, State, plan_message
 from ..render import Renderer, apply_image_budget, to_message
-from ..results import Viewport
+from ..results import Identity, Viewport
 from ..tools import CallError, ToolRegistry, ValidCall
 from ..turn import CallOutcome, Rendered, Turn, turn_summary, wrong_target
 from .calls import CallRunner
@@ -182,7 +182,19 @@ class AsyncInterpreter:
         if not append or writer.fresh:
             writer.message("system", self.system_prompt())
         self._recorder = writer
+        self.record_identities()
         return writer
+
+    def record_identities(self, on: bool = True) -> None:
+        """Record who each element acted on is (its role, name and locators) in the observations,
+        as :meth:`record` does, for a host that writes its own transcript."""
+        self._calls.record_identity = on
+
+    def expect(self, identity: Identity, session: str = DEFAULT_SESSION) -> None:
+        """Replay: the next element action of ``session`` must act on this recorded element (found
+        again by its identity when its ref, selector or point now reaches another; see
+        ``Config.rematch``)."""
+        self._calls.expected[session] = identity
 
     def _recorded(self, turn: Turn, answered: ToolUse | None = None) -> Turn:
         if self._recorder is not None:
