@@ -281,7 +281,7 @@ FAILING = frozenset({"failed", "invalid", "refused", "denied", "pending", "not_r
 PATH_SETTINGS = ("templates", "workspace", "allowed_file_roots")
 # how screenshots are compared: the local configuration's, then the transcript's replay settings
 DEFAULT_DIFF_PIXEL_RATIO = 0.0001  # when no limit is set anywhere: 54 pixels at 900x600, a caret's blink
-COMPARISON_SETTINGS = ("screenshot_threshold", "max_diff_pixel_ratio", "max_diff_pixels")
+COMPARISON_SETTINGS = ("screenshot_threshold", "max_diff_pixel_ratio", "max_diff_pixels", "rematch")
 
 
 def replay_config(

@@ -220,6 +220,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-failures", action="store_true", help="a failed step that was not recorded is no failure"
     )
     p.add_argument(
+        "--rematch",
+        choices=("on", "off", "strict"),
+        default=None,
+        help="a step whose target now reaches another element than the recorded one: find the recorded"
+        " one by its identity (on, the default), fail (strict), or act as written (off)",
+    )
+    p.add_argument(
         "--screenshot-threshold",
         type=float,
         default=None,

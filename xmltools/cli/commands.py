@@ -76,7 +76,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         first = e.errors()[0]
         where = "--" + str(first["loc"][0]).replace("_", "-") if first.get("loc") else "an option"
         raise UsageError(f"{where}: {first['msg']} (got {first.get('input')!r})") from e
-    config, differences = replay_config(transcript, overrides=machine_args(args))
+    overrides = machine_args(args)
+    if args.rematch is not None:
+        overrides["rematch"] = args.rematch
+    config, differences = replay_config(transcript, overrides=overrides)
     for d in differences:  # before the run: they may explain what follows
         print(f"setting {d}")
 
@@ -87,6 +90,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print(f"    FAILED {f}")
         for d in step.drifts:
             print(f"    DRIFT {str(d).split(': ', 1)[1]}")
+        for r in step.rematched:
+            now = r.reached or "nothing"
+            print(f"    RE-MATCHED {r.expected} with {r.found_by} (the target now reaches {now})")
 
     with contextlib.ExitStack() as stack:
         base = args.base_url
