@@ -6,7 +6,7 @@ Installed as a ``pytest11`` entry point, so it is active wherever xmltools is.
   a transcript for the test, with no fixture and no code.  Paths are relative
   to the test file.  Keyword arguments: ``serve``, ``base_url``, ``secrets``,
   ``mask`` (regions ``(x, y, w, h)`` in CSS pixels), ``mask_selectors``,
-  ``ignore_console`` (regular expressions), ``screenshot_threshold``,
+  ``ignore_console`` and ``ignore_snapshot`` (regular expressions), ``screenshot_threshold``,
   ``max_diff_pixel_ratio``, ``max_diff_pixels``, ``allow_failures``, ``rematch``.
 * ``xmltools_replay``: a function ``replay(path, **same keywords)`` that
   returns the :class:`~xmltools.transcript.ReplayResult`; it works in sync and
@@ -160,6 +160,7 @@ class Replayer:
         mask: Sequence[Sequence[float] | Region] = (),
         mask_selectors: Sequence[str] = (),
         ignore_console: Sequence[str] = (),
+        ignore_snapshot: Sequence[str] = (),
         screenshot_threshold: float | None = None,
         max_diff_pixel_ratio: float | None = None,
         max_diff_pixels: int | None = None,
@@ -177,6 +178,7 @@ class Replayer:
             ],
             mask_selectors=list(mask_selectors),
             ignore_console=list(ignore_console),
+            ignore_snapshot=list(ignore_snapshot),
         )
         if not path.is_file():
             raise ReplayFailed(

@@ -11,6 +11,7 @@ Sits above the interpreter and the transcript format; nothing below imports it.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 import os
 import re
@@ -569,6 +570,7 @@ async def replay(
             step.failures = _failures(turn, recorded)
             if not offline and recorded and not any(d.field == "outcomes" for d in step.drifts):
                 await _compare_shots(step, t, interp, how, diffs)
+                _compare_snapshots(step, how)
             steps.append(step)
             if writer is not None:
                 if answered is not None:
@@ -585,6 +587,52 @@ async def replay(
         if interpreter is None:
             await interp.aclose()
     return result
+
+
+_SNAPSHOT_NOISE = re.compile(r" \[(?:ref|box)=[^\]]*\]")
+MAX_SNAPSHOT_CHANGES = 6  # changed lines named in a snapshot drift
+
+
+def _compare_snapshots(step: ReplayStep, how: ReplaySettings) -> None:
+    """Where an ARIA snapshot was recorded, the live one must have the same lines, refs and boxes
+    aside; lines matching ``ignore_snapshot`` are left out of both.  (``mask_selectors`` cannot
+    reach a snapshot: a masked element's text may differ on both sides.)"""
+    try:
+        ignore = [re.compile(p) for p in how.ignore_snapshot]
+    except re.error as e:
+        raise UsageError(f"ignore_snapshot: {e.pattern!r} is not a regular expression ({e})") from e
+    for o, r in zip(step.turn.outcomes, step.recorded, strict=True):
+        obs = o.observation or (o.failure.observation if o.failure else None)
+        if obs is None or obs.snapshot is None or r.observation is None or r.observation.snapshot is None:
+            continue
+        want = _snapshot_lines(r.observation.snapshot, ignore)
+        got = _snapshot_lines(obs.snapshot, ignore)
+        if want == got:
+            continue
+        changes = [
+            line
+            for line in difflib.unified_diff(want, got, lineterm="", n=0)
+            if line[:1] in "+-" and not line.startswith(("+++", "---"))
+        ]
+        shown = "; ".join(c[0] + " " + c[1:].strip() for c in changes[:MAX_SNAPSHOT_CHANGES])
+        more = (
+            f" and {len(changes) - MAX_SNAPSHOT_CHANGES} more" if len(changes) > MAX_SNAPSHOT_CHANGES else ""
+        )
+        added = sum(c.startswith("+") for c in changes)
+        detail = (
+            f"the ARIA snapshot differs ({added} lines added, {len(changes) - added} gone): {shown}{more}"
+        )
+        step.drifts.append(Drift(step.index, "snapshot", "\n".join(want), "\n".join(got), detail))
+
+
+def _snapshot_lines(snapshot: str, ignore: Sequence[re.Pattern[str]]) -> list[str]:
+    out = []
+    for line in snapshot.splitlines():
+        bare = _SNAPSHOT_NOISE.sub("", line).rstrip()
+        if not bare.strip() or any(p.search(bare) for p in ignore):
+            continue
+        out.append(bare)
+    return out
 
 
 async def _compare_shots(

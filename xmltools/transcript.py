@@ -81,6 +81,7 @@ class ReplaySettings(_Record):
     mask: list[Region] = Field(default_factory=list)  # painted over in both screenshots
     mask_selectors: list[str] = Field(default_factory=list)  # CSS selectors, boxes found in the live page
     ignore_console: list[str] = Field(default_factory=list)  # regular expressions (re.search) of lines
+    ignore_snapshot: list[str] = Field(default_factory=list)  # the same, for the ARIA snapshot's lines
 
     def merged(self, other: ReplaySettings | None) -> ReplaySettings:
         """These settings with ``other``'s on top: its values win, its lists are added.

@@ -18,7 +18,7 @@ from xmltools.browser.settings import BrowserConfig
 from xmltools.replaying import replay
 from xmltools.results import Failure, Identity, Observation, Point
 from xmltools.serve import serve_directory
-from xmltools.transcript import load_transcript
+from xmltools.transcript import ReplaySettings, load_transcript
 
 
 def logged(obs: Observation) -> list[str]:
@@ -179,3 +179,33 @@ async def test_a_replay_of_a_changed_page_re_matches_and_says_so(tmp_path: Path)
         'step 2: re-matched button "Save" with testid="save" (the step\'s target now reaches link "Help")'
         in (again.summary())
     )
+
+
+async def test_recorded_snapshots_are_compared_refs_aside(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(SITE / "rematch", site)
+    flow = scenario(
+        tmp_path / "flow.jsonl",
+        ba("launch", url="{base_url}/order.html"),
+        ba("close"),
+        header={"config": {"observe": "snapshot"}},
+    )
+    recorded = tmp_path / "rec" / "flow.jsonl"
+    with serve_directory(site) as base:
+        assert (await replay(flow, base_url=base, record=recorded)).ok
+        same = await replay(recorded, base_url=base)
+    assert same.ok, same.summary()
+    (site / "order.html").write_text((site / "changed.html").read_text())
+    with serve_directory(site) as base:
+        changed = await replay(recorded, base_url=base)
+        ignored = await replay(
+            recorded, base_url=base, settings=ReplaySettings(ignore_snapshot=["(?i)help|delete"])
+        )
+    drift = [d for d in changed.drifts if d.field == "snapshot"]
+    assert len(drift) == 1 and drift[0].detail is not None, changed.summary()
+    assert (
+        '(3 lines added, 0 gone): + - link "Help" [cursor=pointer]:; + - /url: "#help"; + - button "Delete"'
+        in (drift[0].detail)
+    )
+    assert "ref=" not in drift[0].detail
+    assert not [d for d in ignored.drifts if d.field == "snapshot"], ignored.summary()

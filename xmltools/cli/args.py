@@ -252,6 +252,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--ignore-console", action="append", default=[], metavar="REGEX", help="console lines to ignore"
     )
+    p.add_argument(
+        "--ignore-snapshot",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="ARIA snapshot lines to ignore where snapshots were recorded",
+    )
     p.add_argument("--secret", action="append", default=[], metavar="NAME=VALUE", help="fill {secret:NAME}")
     p.add_argument("--executable", default=None, help="the Chromium to run (this machine's)")
     p.add_argument("--headed", action="store_true", help="show the browser window")

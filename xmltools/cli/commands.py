@@ -71,6 +71,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             mask=[Region.parse(m) for m in args.mask],
             mask_selectors=args.mask_selector,
             ignore_console=args.ignore_console,
+            ignore_snapshot=args.ignore_snapshot,
         )
     except ValidationError as e:
         first = e.errors()[0]
