@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import Sequence
+import contextlib
+import functools
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -22,6 +24,7 @@ from playwright.async_api import Page
 
 from ..results import Observation, Point, Screenshot, Viewport
 from ..snapshot import ref_lines, refs_in, shape
+from . import scripts
 from .bounds import MAX_NAVIGATIONS, Bounds, Hung, forget
 from .collect import clip
 from .failures import FailureClass
@@ -71,6 +74,7 @@ class Observer:
         self.bounds = bounds
         self.last_url: str | None = None  # the URL of the latest observation, for a relaunch hint
         self._webp = True  # until the browser shows it cannot encode WebP
+        self.masking = False  # a field received a secret in this session: screenshots paint such fields over
 
     async def observe(
         self,
@@ -114,6 +118,8 @@ class Observer:
         for attempt in range(MAX_NAVIGATIONS):
             page = self.tabs.require_page()
             shoot = self._screenshot if attempt < PROTOCOL_TRIES else self._page_screenshot
+            if self.masking:
+                shoot = functools.partial(self._masked, page, shoot)
             try:
                 title, shot, text = await asyncio.gather(
                     self.bounds.bounded(page.title(), t.action),
@@ -126,6 +132,16 @@ class Observer:
                     raise
                 await asyncio.sleep(0.02)
         raise Hung("the page kept changing under the screenshot")
+
+    async def _masked(self, page: Page, shoot: Callable[[], Awaitable[Screenshot]]) -> Screenshot:
+        """A screenshot with the fields that received a secret painted over (see ``SECRET_MASK``)."""
+        probe = self.config.timeouts.probe
+        await self.bounds.bounded(page.evaluate(scripts.SECRET_MASK, True), probe)
+        try:
+            return await shoot()
+        finally:
+            with contextlib.suppress(PlaywrightError, Hung):
+                await self.bounds.bounded(page.evaluate(scripts.SECRET_MASK, False), probe)
 
     async def boxes(self, selectors: Sequence[str]) -> list[tuple[float, float, float, float]]:
         """The viewport boxes of every element the selectors match; none for a bad selector."""

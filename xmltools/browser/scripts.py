@@ -27,6 +27,8 @@ __all__ = [
     "MARK",
     "SCROLL",
     "SCROLL_ELEMENT",
+    "SECRET_MARK",
+    "SECRET_MASK",
     "SETTLE",
     "STATE",
 ]
@@ -88,6 +90,38 @@ INIT = """
     if (f && blank((e.submitter && e.submitter.getAttribute('formtarget')) || f.target)) st.popups++;
   }, true);
 })();
+"""
+
+SECRET = "data-xt-secret"
+
+# The field that just received a secret (the focused one) is marked, to be masked in screenshots.
+SECRET_MARK = f"""
+() => {{
+  const el = document.activeElement;
+  if (!el || el === document.body || el === document.documentElement) return false;
+  el.setAttribute('{SECRET}', '');
+  return true;
+}}
+"""
+
+# Paints the fields that received a secret over (on), or stops (off): text, dots and caret alike
+# take the mask's colour, as Playwright's screenshot mask (#FF00FF) does.
+SECRET_MASK = f"""
+(on) => {{
+  let style = document.getElementById('__xt_secret_mask');
+  if (!on) {{ if (style) style.remove(); return false; }}
+  if (!document.querySelector('[{SECRET}]')) return false;
+  if (!style) {{
+    style = document.createElement('style');
+    style.id = '__xt_secret_mask';
+    style.textContent = '[{SECRET}] {{ color: #FF00FF !important;'
+      + ' -webkit-text-fill-color: #FF00FF !important; background: #FF00FF !important;'
+      + ' caret-color: transparent !important; text-shadow: none !important;'
+      + ' border-color: #FF00FF !important; }}';
+    (document.head || document.documentElement).appendChild(style);
+  }}
+  return true;
+}}
 """
 
 # The count of console lines the document wrote since it began or since the last

@@ -40,6 +40,7 @@ they are never told to the model.  Must not import ``config``, ``tools``,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
@@ -94,6 +95,7 @@ class BrowserSession:
         self.guard = Guard(c.url_policy, c.timeouts, watch, dict(c.host_map))
         self.targets = Targets(self.tabs, watch, self.bounds)
         self.targets.rematch_mode = c.rematch
+        self._secret_next = False  # the next action types a secret
         self.observer = Observer(c, self.tabs, watch, self.targets, self.bounds)
         self.settler = Settler(c.timeouts, self.tabs, watch, self.bounds)
         self.idle = Idle(c.idle_timeout, lambda: self.tabs.context is not None, self._close)
@@ -171,6 +173,7 @@ class BrowserSession:
         ctx = self.tabs.reset()
         self.guard.reset()
         self.targets.forget()
+        self.observer.masking = False
         self.mouse = None
         if ctx is not None:
             self.guard.uninstall(ctx)
@@ -312,11 +315,14 @@ class BrowserSession:
             return await self.recovery.lost(PlaywrightError("the browser has disconnected"))
         self.settler.begin()
         self.targets.begin()
+        secret, self._secret_next = self._secret_next, False
         act = Act()
         try:
             await handler.fn(action, self._scope(), act)
             if act.ended:
                 return act.closed
+            if secret:
+                await self._mark_secret()
             if act.mouse is not None:
                 self.mouse = act.mouse
             if act.viewport is not None:
@@ -352,6 +358,13 @@ class BrowserSession:
             return await self._action(self._run(HANDLERS[type(act.then)], act.then))
         return seen
 
+    async def _mark_secret(self) -> None:
+        """The field that just received a secret is painted over in this session's screenshots."""
+        page = self.tabs.require_page()
+        with contextlib.suppress(PlaywrightError, Hung):  # a page that moved on took the field with it
+            if await self.bounds.bounded(page.evaluate(scripts.SECRET_MARK), self.config.timeouts.probe):
+                self.observer.masking = True
+
     async def _observe(
         self, extra_notes: list[str] | None = None, target: str | None = None, captured: Seen | None = None
     ) -> Observation:
@@ -365,11 +378,15 @@ class BrowserSession:
 
     # -- the host's conveniences: thin ways into the same dispatcher --------------------------------
 
-    def prepare(self, *, record_identity: bool, expected: Identity | None = None) -> None:
+    def prepare(
+        self, *, record_identity: bool, expected: Identity | None = None, secret: bool = False
+    ) -> None:
         """Before the next action: whether to record who its element is (while a transcript is
-        written), and, on replay, the recorded element it must act on (see :mod:`.identity`)."""
+        written); on replay, the recorded element it must act on (see :mod:`.identity`); and
+        whether it types a secret, whose field is then painted over in every screenshot."""
         self.targets.record_identity = record_identity
         self.targets.expected = expected
+        self._secret_next = secret
 
     async def launch(self, url: str | None) -> Observation | Failure:
         """Open a new session (closing this one first) at ``url`` (a blank page when None).

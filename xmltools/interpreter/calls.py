@@ -212,7 +212,11 @@ class CallRunner:
         to_run: object = checked.args if checked.tab is None else InTab(checked.tab, checked.args)  # type: ignore[arg-type]
         prepare = getattr(browser, "prepare", None)  # a real browser session; stand-ins have none
         if prepare is not None:
-            prepare(record_identity=self.record_identity, expected=self.expected.pop(name, None))
+            prepare(
+                record_identity=self.record_identity,
+                expected=self.expected.pop(name, None),
+                secret=any("{secret:" in v for v in call.params.values()),
+            )
         try:
             result = self.secrets.result(await browser.run(to_run))
         except BrowserError as e:

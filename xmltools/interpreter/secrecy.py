@@ -11,12 +11,12 @@ Pure: no browser, no templates.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from .. import secrets as secret_values
 from ..parser import ToolUse
-from ..results import Failure, Observation
+from ..results import Failure, Identity, Observation
 from ..tools import CallError, ToolRegistry
 from ..turn import Rendered
 
@@ -71,6 +71,7 @@ class SecretGuard:
                 "snapshot": h(result.snapshot) if result.snapshot else result.snapshot,
                 "extract": h(result.extract) if result.extract else result.extract,
                 "tabs": tuple(h(t) for t in result.tabs),
+                "identity": _hidden_identity(result.identity, h),
             }
         )
 
@@ -80,3 +81,18 @@ class SecretGuard:
     def error(self, e: CallError) -> CallError:
         """A validation error about a filled-in call, with the secret values it quotes hidden."""
         return replace(e, message=self.hide(e.message), example=self.hide(e.example)) if self.hide else e
+
+
+def _hidden_identity(identity: Identity | None, h: Callable[[str], str]) -> Identity | None:
+    """An element's identity with any secret value in its texts hidden."""
+    if identity is None:
+        return None
+    return identity.model_copy(
+        update={
+            "described": h(identity.described),
+            "name": h(identity.name),
+            "text": h(identity.text),
+            "attributes": {k: h(v) for k, v in identity.attributes.items()},
+            "locators": tuple(h(loc) for loc in identity.locators),
+        }
+    )

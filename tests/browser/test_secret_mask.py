@@ -1,0 +1,54 @@
+"""A field that received a secret is painted over in every screenshot of the session, pixel for pixel;
+a field that received ordinary text is not."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from helpers import ba
+from PIL import Image
+
+from xmltools.config import Config
+from xmltools.interpreter import AsyncInterpreter
+from xmltools.results import Observation
+
+MAGENTA = (255, 0, 255)
+SECRET = "correct horse battery staple"
+
+
+def _inside(obs: Observation, box: dict[str, float]) -> tuple[float, int]:
+    """The share of the field's inner pixels that have the mask's colour, and how many are dark
+    (the strokes of text or of a password's dots)."""
+    assert obs.screenshot is not None
+    img = Image.open(io.BytesIO(obs.screenshot.data)).convert("RGB")
+    left, top = int(box["x"]) + 4, int(box["y"]) + 4
+    right, bottom = int(box["x"] + box["width"]) - 4, int(box["y"] + box["height"]) - 4
+    pixels = [img.getpixel((x, y)) for x in range(left, right) for y in range(top, bottom)]
+    near = [p for p in pixels if all(abs(a - b) <= 48 for a, b in zip(p, MAGENTA, strict=True))]  # type: ignore[arg-type]
+    dark = [p for p in pixels if sum(p) < 3 * 110]  # type: ignore[arg-type]
+    return len(near) / len(pixels), len(dark)
+
+
+@pytest.mark.parametrize(("text", "masked"), [("{secret:PASSWORD}", True), ("an ordinary note", False)])
+async def test_a_field_that_received_a_secret_is_painted_over(site: str, text: str, masked: bool) -> None:
+    async with AsyncInterpreter(Config(), secrets={"PASSWORD": SECRET}) as it:
+        await it.handle(ba("launch", url=f"{site}/rematch/order.html"))
+        browser = it.browser_of()
+        assert browser is not None
+        box = await browser.on_page(lambda p: p.locator("#note").bounding_box())  # type: ignore[attr-defined]
+        point = f"{int(box['x'] + 20)},{int(box['y'] + box['height'] / 2)}"
+        await it.handle(ba("click", coordinate=point))
+        typed = await it.handle(ba("type", text=text))
+        value = await browser.on_page(lambda p: p.locator("#note").input_value())  # type: ignore[attr-defined]
+        assert value == (SECRET if masked else text)
+        later = await it.handle(ba("scroll_down"))  # every later screenshot too
+        for turn in (typed, later):
+            obs = turn.outcomes[0].observation
+            assert obs is not None
+            share, dark = _inside(obs, box)
+            if masked:
+                assert share > 0.95 and dark == 0, (share, dark)
+            else:
+                assert share < 0.01 and dark > 20, (share, dark)
+        assert SECRET not in str(typed.messages)
