@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import BrowserContext, Page, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
@@ -131,6 +131,18 @@ async def spare_memory_mb(base: str) -> float:
     return round(sizes[0] - sizes[1], 1)
 
 
+async def raw_session(browser: Browser, url: str) -> float:
+    """Raw Playwright's new session: new context + new page + goto + screenshot and title (seconds)."""
+    t0 = time.perf_counter()
+    ctx = await browser.new_context(viewport=VIEW)  # type: ignore[arg-type]
+    page = await ctx.new_page()
+    await page.goto(url)
+    await raw_observe(ctx, page)
+    took = time.perf_counter() - t0
+    await ctx.close()
+    return took
+
+
 async def bench_warm_session(base: str, n: int) -> dict[str, float]:
     """A new session on a warm pool (its spare made), against raw new_context + new_page + goto + shot."""
     ours: list[float] = []
@@ -150,13 +162,7 @@ async def bench_warm_session(base: str, n: int) -> dict[str, float]:
             assert isinstance(r, Observation), r
             await b.close()
             await until_spare(pool)  # the raw run does not share the machine with the spare's making
-            t0 = time.perf_counter()
-            ctx = await browser.new_context(viewport=VIEW)  # type: ignore[arg-type]
-            page = await ctx.new_page()
-            await page.goto(base + "/buttons.html")
-            await raw_observe(ctx, page)
-            raw.append(time.perf_counter() - t0)
-            await ctx.close()
+            raw.append(await raw_session(browser, base + "/buttons.html"))
         await browser.close()
     await pool.aclose()
     return {
@@ -310,13 +316,7 @@ async def bench_flood(base: str, n: int) -> dict[str, float]:
             assert r.console[-1].text == "line 99999", r.console
             await b.close()
             await until_spare(pool)
-            t0 = time.perf_counter()
-            ctx = await browser.new_context(viewport=VIEW)  # type: ignore[arg-type]
-            page = await ctx.new_page()
-            await page.goto(url)
-            await raw_observe(ctx, page)
-            raw.append(time.perf_counter() - t0)
-            await ctx.close()
+            raw.append(await raw_session(browser, url))
         await browser.close()
     await pool.aclose()
     return {
