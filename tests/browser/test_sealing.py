@@ -4,6 +4,7 @@ stream and the HTTP cache answers."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections import Counter
@@ -30,6 +31,13 @@ _PAGES = {
     "open</button>"
     f"<a target='_blank' id='a' style='{_BUTTON};top:100px'>open</a>"
     "<script>a.href = 'http://localhost:' + location.port + '/out/b.html'</script>",
+    "sw.html": "<title>SW</title><script>"
+    "navigator.serviceWorker.register('sw.js').then(() => navigator.serviceWorker.ready).then((r) => {"
+    " r.active.postMessage('http://localhost:' + location.port + '/out/sw.txt'); document.title = 'SW ready'; });"
+    "</script>",
+    "sw.js": "self.addEventListener('install', () => self.skipWaiting());"
+    "self.addEventListener('activate', (e) => e.waitUntil(self.clients.claim()));"
+    "self.addEventListener('message', (e) => e.waitUntil(fetch(e.data).catch(() => null)));",
     "hop.html": "<title>Hops</title>"
     f"<a id='a' style='{_BUTTON}'>go</a>"
     "<script>a.href = '/__to__/' + encodeURIComponent('http://localhost:' + location.port + '/out/r.html')</script>",
@@ -51,7 +59,7 @@ def counted(tmp_path: Path) -> Iterator[Site]:
     for name, html in _PAGES.items():
         (tmp_path / name).write_text(html)
     (tmp_path / "out").mkdir()
-    for name in ("p.html", "b.html", "r.html"):  # never to be reached
+    for name in ("p.html", "b.html", "r.html", "sw.txt"):  # never to be reached
         (tmp_path / "out" / name).write_text("<title>Outside</title>")
     hits: Counter[str] = Counter()
     stop = threading.Event()
@@ -162,3 +170,19 @@ async def test_a_launch_redirected_out_fails_without_reaching_the_other_origin(
     assert isinstance(res, Failure) and "not among the allowed origins" in res.message, res
     assert time.monotonic() - started < 10
     assert counted.outside() == 0, counted.hits
+
+
+async def test_a_service_workers_request_to_a_blocked_origin_never_leaves(counted: Site) -> None:
+    """A service worker's requests belong to no tab; every guard's blocks apply to them."""
+    policy = UrlPolicy(blocked_origins=("http://localhost:*",))
+    async with BrowserSession(BrowserConfig(url_policy=policy)) as b:
+        ok(await b.launch(counted.base + "/sw.html"))
+        for _ in range(100):
+            if await b.on_page(lambda p: p.title()) == "SW ready":
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the service worker never started")
+        await asyncio.sleep(1.0)  # its fetch had time to go out
+        assert counted.hits["/sw.js"] >= 1
+        assert counted.hits["/out/sw.txt"] == 0, counted.hits

@@ -19,7 +19,8 @@ Two kinds of listener:
   otherwise be gone before the tab is reported; everything else it lets through
   at once.  A request of an inner frame (which is not a target of its own) waits,
   within :data:`BIRTH_BOUND`, while a guarded tab is being born, since it could
-  be that tab's.
+  be that tab's.  A service worker is a target of its context with no listener
+  of its own, so its requests are decided here too.
 
 Written here rather than taken from a library: Playwright offers only the
 routing above, and nothing else speaks to the browser's Fetch domain.  Must not
@@ -175,7 +176,7 @@ class BrowserIntercept:
         """Who decides for a request of ``frame_id`` here: its context's guard when the frame is a
         target without a listener of its own; None when another listener (or no policy) decides."""
         if not frame_id:
-            return None  # a worker's own request: none was ever checked (Playwright's routing skips them)
+            return None  # not seen here: a service worker's requests come as its own target's
         if frame_id not in self.targets and frame_id not in self.inner:
             try:
                 info = (await self.cdp.send("Target.getTargetInfo", {"targetId": frame_id}))["targetInfo"]
