@@ -115,3 +115,12 @@ async def test_a_page_opening_200_popups_keeps_20_tabs_and_is_shown(
         obs = ok(await patient.launch(site + "/hostile/popups.html"))
         assert obs.screenshot is not None and len(obs.tabs) == 20, obs.tabs
         assert any("closed at once (181 times)" in n for n in obs.notes), obs.notes
+
+
+async def test_a_restless_page_under_a_short_bound_is_shown_30_times_of_30(site: str) -> None:
+    """The document changes under the wait right when its bound runs out: the page is shown with the
+    note, never reported as an internal failure."""
+    async with BrowserSession(BrowserConfig(timeouts=Timeouts(navigation=1.0))) as b:
+        for i in range(30):
+            obs = ok(await b.launch(site + "/nav/refresh.html"))
+            assert any("kept navigating" in n for n in obs.notes), (i, obs.notes)

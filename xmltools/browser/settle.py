@@ -93,15 +93,17 @@ class Settler:
                     return notes
                 raise
             except PlaywrightError as e:
-                if w.classify(e) is FailureClass.TRANSIENT and loop.time() < nav_deadline:
-                    hops += 1
-                    quiet_deadline = None
-                    expect_nav = False
-                    if hops <= MAX_NAVIGATIONS:
-                        continue
-                    notes.append(_kept_navigating(hops))
-                    return notes
-                raise
+                if w.classify(e) is not FailureClass.TRANSIENT:
+                    raise
+                # the document changed under the wait: once more, unless the page has kept
+                # navigating past the bounds, when it is shown as it is
+                hops += 1
+                quiet_deadline = None
+                expect_nav = False
+                if hops <= MAX_NAVIGATIONS and loop.time() < nav_deadline:
+                    continue
+                notes.append(_kept_navigating(hops))
+                return notes
             if not isinstance(res, dict):
                 return notes
             moved = bool(res.get("crossNavs")) or w.commits != commits or w.nav_requests != requests
