@@ -318,7 +318,7 @@ class Targets:
 
         On replay (:attr:`expected` set) the element is first checked to be the recorded one, and
         found again by its identity when it is not: never acted on before that."""
-        from .identity import check, identify  # the identity module builds on this one
+        from .identity import identify  # the identity module builds on this one
 
         t = self.bounds.timeouts
         bound = t.action + 1
@@ -339,12 +339,9 @@ class Targets:
                 raise
         if expected is not None:
             reached = await describe(loc, t.probe) if loc is not None else ""
-            scope = page.frame_locator(expected.frame) if expected.frame else page
-            again = await self.bounds.bounded(
-                check(scope, expected, reached, self.rematch_mode, t.probe), bound
-            )
+            again = await self._found_again(page, expected, reached)
             if again is not None:
-                loc, self.rematched = again
+                loc = again
                 state = await self.bounds.bounded(loc.evaluate(scripts.STATE, timeout=t.action * 1000), bound)
         assert loc is not None  # a target that reached nothing raised above
         if visible and not state.get("visible"):
@@ -365,10 +362,24 @@ class Targets:
             raise
         return named
 
+    async def _found_again(self, page: Page, expected: Identity, reached: str) -> Locator | None:
+        """On replay: None when ``reached`` (role and name, '' for nothing) is the recorded element;
+        else that element, found again by its identity (TargetError when it cannot be)."""
+        from .identity import check
+
+        t = self.bounds.timeouts
+        scope = page.frame_locator(expected.frame) if expected.frame else page
+        checked = check(scope, expected, reached, self.rematch_mode, t.probe)
+        again = await self.bounds.bounded(checked, t.action + 1)
+        if again is None:
+            return None
+        loc, self.rematched = again
+        return loc
+
     async def at_point(self, p: Point) -> tuple[str, Locator | None]:
         """Who is at ``p``, before a click there; on replay, the recorded element found again when
         the point now reaches another (its locator, to act on instead of the point)."""
-        from .identity import check, identify
+        from .identity import identify
 
         t = self.bounds.timeouts
         expected, self.expected = self.expected, None
@@ -379,15 +390,9 @@ class Targets:
             if expected is None or self.rematch_mode == "off":
                 raise
             named = ""
-        loc: Locator | None = None
-        if expected is not None:
-            scope = page.frame_locator(expected.frame) if expected.frame else page
-            again = await self.bounds.bounded(
-                check(scope, expected, named, self.rematch_mode, t.probe), t.action + 1
-            )
-            if again is not None:
-                loc, self.rematched = again
-                named = self.rematched.expected
+        loc = await self._found_again(page, expected, named) if expected is not None else None
+        if loc is not None and self.rematched is not None:
+            named = self.rematched.expected
         if self.record_identity:
             marked = loc or page.locator(f"[{scripts.MARK}]").first
             self.identity = await self.bounds.bounded(identify(page, marked, None, t.probe), t.action + 1)
