@@ -175,6 +175,12 @@ class Config(BaseModel):
         " recorded one, find the recorded one by its identity (on), fail the step (strict), or act"
         " as written (off)",
     )
+    drift: Literal["fail", "warn"] = Field(
+        "fail",
+        description="replay: a step that differs from its recording (URL, title, console, screenshot,"
+        " snapshot) fails the replay (fail), or is reported and the replay passes on its assertions"
+        " and failed calls alone (warn)",
+    )
     # replay: how a live screenshot is compared with the recorded one (as Playwright's toHaveScreenshot)
     screenshot_threshold: float = Field(
         0.2, ge=0, le=1, description="replay: colour distance at which a pixel differs (0 strict, 1 lenient)"

@@ -7,7 +7,7 @@ Installed as a ``pytest11`` entry point, so it is active wherever xmltools is.
   to the test file.  Keyword arguments: ``serve``, ``base_url``, ``secrets``,
   ``mask`` (regions ``(x, y, w, h)`` in CSS pixels), ``mask_selectors``,
   ``ignore_console`` and ``ignore_snapshot`` (regular expressions), ``screenshot_threshold``,
-  ``max_diff_pixel_ratio``, ``max_diff_pixels``, ``allow_failures``, ``rematch``.
+  ``max_diff_pixel_ratio``, ``max_diff_pixels``, ``allow_failures``, ``rematch``, ``drift``.
 * ``xmltools_replay``: a function ``replay(path, **same keywords)`` that
   returns the :class:`~xmltools.transcript.ReplayResult`; it works in sync and
   async tests alike (``await xmltools_replay.run_async(...)`` in async ones
@@ -166,6 +166,7 @@ class Replayer:
         max_diff_pixels: int | None = None,
         allow_failures: bool = False,
         rematch: Literal["on", "off", "strict"] | None = None,
+        drift: Literal["fail", "warn"] | None = None,
     ) -> ReplayResult:
         here = self._here
         path = Path(path) if Path(path).is_absolute() else here / path
@@ -199,7 +200,11 @@ class Replayer:
             result = await replay(
                 t,
                 base_url=base_url,
-                overrides={**_machine(self._config), **({"rematch": rematch} if rematch else {})},
+                overrides={
+                    **_machine(self._config),
+                    **({"rematch": rematch} if rematch else {}),
+                    **({"drift": drift} if drift else {}),
+                },
                 settings=settings,
                 secrets=secrets,
                 allow_failures=allow_failures,

@@ -10,12 +10,10 @@ Sits above the interpreter and the transcript format; nothing below imports it.
 
 from __future__ import annotations
 
-import asyncio
-import difflib
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -23,23 +21,29 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from . import secrets as secrets_mod
-from .compare import Comparison, Region, compare_images, comparison_library
+from .compare import comparison_library
 from .config import Config
 from .errors import ConfigError, TranscriptError, UsageError
+from .expectations import Expectation
 from .interpreter import AsyncInterpreter
+from .offline import RecordedBrowser, RecordedSession
 from .parser import ToolUse
-from .profiles import DEFAULT_SESSION
-from .results import ConsoleEntry, Failure, Observation, Rematch, Screenshot, Viewport
-from .tools import Resize
+from .replay_checks import (
+    Drift,
+    ReplayStep,
+    ShotCheck,
+    Verdict,
+    compare_outcomes,
+    compare_shots,
+    compare_snapshots,
+)
+from .results import Viewport
 from .transcript import (
-    FAILURE_KINDS,
     MACHINE_SETTINGS,
     OFFLINE_BASE_URL,
     AssistantRecord,
-    ErrorRecord,
     Header,
     MessageRecord,
-    ObservationRecord,
     ReplaySettings,
     ToolResultRecord,
     Transcript,
@@ -53,53 +57,15 @@ from .turn import Turn
 __all__ = [
     "Drift",
     "RecordedBrowser",
+    "RecordedSession",
     "ReplayResult",
     "ReplaySettings",
     "ReplayStep",
     "ShotCheck",
+    "Verdict",
     "replay",
     "replay_config",
 ]
-
-
-@dataclass(frozen=True)
-class Drift:
-    step: int  # 1-based index of the assistant message
-    field: str  # url, title, console, status, screenshot, action, ...
-    expected: Any
-    actual: Any
-    detail: str | None = None  # one line that says it better than the two values (a screenshot's drift)
-
-    def __str__(self) -> str:
-        if self.detail is not None:
-            return f"step {self.step}: {self.field}: {self.detail}"
-        return f"step {self.step}: {self.field} expected {self.expected!r}, got {self.actual!r}"
-
-
-@dataclass(frozen=True)
-class ShotCheck:
-    """One screenshot of a step compared with its recording."""
-
-    position: int  # the outcome's index among the step's outcomes
-    recorded: Screenshot
-    live: Screenshot
-    comparison: Comparison
-
-
-@dataclass
-class ReplayStep:
-    index: int  # 1-based index of the assistant message
-    assistant: str
-    turn: Turn
-    recorded: list[ToolResultRecord]
-    drifts: list[Drift] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)  # failed or refused calls the recording did not have
-    shots: list[ShotCheck] = field(default_factory=list)
-    rematched: list[Rematch] = field(default_factory=list)  # elements found again by their identity
-
-    @property
-    def duration(self) -> float:
-        return self.turn.duration
 
 
 ReplayOutcome = Literal["passed", "drifted", "failed"]
@@ -113,6 +79,7 @@ class ReplayResult:
     base_url: str | None = None  # what {base_url} stood for
     allow_failures: bool = False  # failed steps were not counted
     differences: list[str] = field(default_factory=list)  # the recording's settings that differ from here
+    drift: Literal["fail", "warn"] = "fail"  # warn: a drift is reported, and the replay still passes
 
     @property
     def drifts(self) -> list[Drift]:
@@ -134,10 +101,20 @@ class ReplayResult:
         ]
 
     @property
+    def broken(self) -> list[str]:
+        """Each recorded assertion that did not hold, as ``step N: expected ...: what is there``."""
+        return [f"step {s.index}: {v}" for s in self.steps for v in s.verdicts if not v.ok]
+
+    @property
+    def checked(self) -> int:
+        """How many recorded assertions were checked (a live replay checks them all)."""
+        return sum(len(s.verdicts) for s in self.steps)
+
+    @property
     def outcome(self) -> ReplayOutcome:
-        if self.failures and not self.allow_failures:
+        if (self.failures and not self.allow_failures) or self.broken:
             return "failed"
-        return "drifted" if self.drifts else "passed"
+        return "drifted" if self.drifts and self.drift == "fail" else "passed"
 
     @property
     def ok(self) -> bool:
@@ -145,10 +122,11 @@ class ReplayResult:
 
     def summary(self) -> str:
         n = len(self.steps)
-        failures = [] if self.allow_failures else self.failures
+        failures = [*([] if self.allow_failures else self.failures), *self.broken]
         again = self.rematched
+        held = f", {self.checked} assertions held" if self.checked and not self.broken else ""
         if not self.drifts and not failures:
-            head = f"{n} steps replayed ({self.mode}): no drift"
+            head = f"{n} steps replayed ({self.mode}): no drift{held}"
             if not again:
                 return head
             return "\n".join([f"{head}, {len(again)} re-matched:", *(f"  {r}" for r in again)])
@@ -156,8 +134,9 @@ class ReplayResult:
         if failures:
             parts.append(f"{len(failures)} failed step{'s' if len(failures) != 1 else ''}")
         if self.drifts:
-            parts.append(f"{len(self.drifts)} drift{'s' if len(self.drifts) != 1 else ''}")
-        lines = [f"{' and '.join(parts)} in {n} steps ({self.mode}):"]
+            warned = " (warnings: drift = warn)" if self.drift == "warn" else ""
+            parts.append(f"{len(self.drifts)} drift{'s' if len(self.drifts) != 1 else ''}{warned}")
+        lines = [f"{' and '.join(parts)} in {n} steps ({self.mode}){held}:"]
         lines += [f"  {f}" for f in failures]
         lines += [f"  {d}" for d in self.drifts]
         lines += [f"  {r}" for r in again]
@@ -167,122 +146,19 @@ class ReplayResult:
         return "\n".join(lines)
 
 
-class RecordedBrowser:
-    """A stand-in browser that answers each action with what was recorded for it (offline replay).
-
-    Before each assistant message, :meth:`begin_step` hands it that step's
-    recorded results.  An action with no recording (say, a click that a new
-    viewport now allows) is answered with the page as last recorded, and a note.
-    """
-
-    def __init__(
-        self, transcript: Transcript, base_url: str | None = None, viewport: Viewport | None = None
-    ) -> None:
-        self.transcript = transcript
-        self.base_url = base_url
-        self.viewport = viewport or Viewport(width=900, height=600)
-        self._step: list[ToolResultRecord] = []
-        self._last: Observation | None = None
-        self._open = False
-        self.unrecorded = 0  # actions answered without a recording
-
-    @property
-    def is_open(self) -> bool:
-        return self._open
-
-    def begin_step(self, recorded: Sequence[ToolResultRecord]) -> None:
-        tools = registry_for(self.transcript).profile.tool_names
-        self._step = [r for r in recorded if r.call.name in tools and r.status in ("ok", "failed")]
-
-    async def run(self, action: object) -> Observation | Failure | None:
-        name = getattr(action, "action", "")
-        # one call runs per message, so the step's one recorded browser result is this action's
-        # (recorded under the dialect's name for it, which may differ from the canonical one)
-        rec = self._step.pop(0) if self._step else None
-        if name == "close" or (rec is not None and rec.status == "ok" and rec.observation is None):
-            self._open = False  # a close, or a dialect's close of the last tab
-            return None
-        if isinstance(action, Resize):
-            self.viewport = action.size
-        if rec is None:
-            self.unrecorded += 1
-            self._open = True
-            if self._last is None:
-                return Failure(kind="internal", message=f"the recording has no page for this {name} action.")
-            note = (
-                "replayed offline: nothing was recorded for this action, so this is the page as last recorded"
-            )
-            return self._last.model_copy(update={"notes": (note,)})
-        obs = self._observation(rec.observation) if rec.observation is not None else None
-        if obs is not None:
-            obs = obs.model_copy(update={"url": fill_base_url(obs.url, self.base_url)})
-            self._last = obs
-        if rec.status == "failed":
-            err = rec.error or ErrorRecord(kind="internal", message="failed")
-            self._open = not err.browser_closed
-            kind = err.kind if err.kind in FAILURE_KINDS else "internal"
-            return Failure(kind=kind, message=err.message, observation=obs, browser_closed=err.browser_closed)
-        self._open = True
-        return obs
-
-    def _observation(self, rec: ObservationRecord) -> Observation:
-        """The recorded observation; without its screenshot, and a note, when that file is gone.
-
-        An offline replay compares outcomes, not pictures: a transcript moved
-        away from its screenshots still replays.
-        """
-        try:
-            return self.transcript.observation(rec)
-        except TranscriptError as e:
-            obs = self.transcript.observation(rec.model_copy(update={"screenshot": None}))
-            note = f"replayed offline: {str(e).split(': ', 1)[-1]}"
-            return obs.model_copy(update={"notes": (*obs.notes, note)})
-
-    async def close(self) -> Failure | None:
-        self._open = False
-        return None
-
-    async def shutdown(self) -> None:
-        self._open = False
-
-    def session(self, name: str) -> RecordedSession:
-        """A named session's view of the recording: its own open state, the shared recorded steps."""
-        return RecordedSession(self)
-
-
-class RecordedSession:
-    """One named session in an offline replay: answers from the shared recording, opens and closes alone."""
-
-    def __init__(self, recording: RecordedBrowser) -> None:
-        self._recording = recording
-        self._open = False
-        self.viewport = recording.viewport
-
-    @property
-    def is_open(self) -> bool:
-        return self._open
-
-    async def run(self, action: object) -> Observation | Failure | None:
-        result = await self._recording.run(action)
-        self._open = self._recording.is_open
-        self.viewport = self._recording.viewport
-        return result
-
-    async def close(self) -> Failure | None:
-        self._open = False
-        return None
-
-    async def shutdown(self) -> None:
-        self._open = False
-
-
 # statuses that say a call did not do what it was meant to: a replay fails on each one it did not record
 FAILING = frozenset({"failed", "invalid", "refused", "denied", "pending", "not_run"})
 # behaviour settings that name folders: taken from the header only when the folder is here too
 PATH_SETTINGS = ("templates", "workspace", "allowed_file_roots")
 # how screenshots are compared: the local configuration's, then the transcript's replay settings
 DEFAULT_DIFF_PIXEL_RATIO = 0.0001  # when no limit is set anywhere: 54 pixels at 900x600, a caret's blink
-COMPARISON_SETTINGS = ("screenshot_threshold", "max_diff_pixel_ratio", "max_diff_pixels", "rematch")
+COMPARISON_SETTINGS = (
+    "screenshot_threshold",
+    "max_diff_pixel_ratio",
+    "max_diff_pixels",
+    "rematch",
+    "drift",
+)
 
 
 def replay_config(
@@ -345,58 +221,6 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
-def _console(
-    entries: Iterable[ConsoleEntry], ignore: Sequence[re.Pattern[str]], base_url: str | None
-) -> list[tuple[str, str]]:
-    out = []
-    for c in entries:
-        text = fill_base_url(c.text, base_url)
-        if not any(p.search(text) for p in ignore):
-            out.append((c.type, text))
-    return out
-
-
-def _compare(
-    index: int,
-    turn: Turn,
-    recorded: Sequence[ToolResultRecord],
-    base_url: str | None,
-    *,
-    live: bool,
-    ignore_console: Sequence[re.Pattern[str]] = (),
-) -> list[Drift]:
-    drifts: list[Drift] = []
-    if not recorded:
-        return drifts  # a hand-written step: nothing to compare with
-    got = [(o.call.name, o.action, o.status) for o in turn.outcomes]
-    want = [(r.call.name, r.action, r.status) for r in recorded]
-    if got != want:
-        drifts.append(Drift(index, "outcomes", want, got))
-        return drifts
-    for o, r in zip(turn.outcomes, recorded, strict=True):
-        obs = o.observation or (o.failure.observation if o.failure else None)
-        if r.observation is None or obs is None:
-            if (r.observation is None) != (obs is None) and live:
-                drifts.append(Drift(index, "observation", r.observation is not None, obs is not None))
-            continue
-        ro = r.observation
-        if fill_base_url(ro.url, base_url) != obs.url:
-            drifts.append(Drift(index, "url", fill_base_url(ro.url, base_url), obs.url))
-        if ro.title != obs.title:
-            drifts.append(Drift(index, "title", ro.title, obs.title))
-        want_console = _console(ro.console, ignore_console, base_url)
-        got_console = _console(obs.console, ignore_console, None)
-        if want_console != got_console:
-            drifts.append(Drift(index, "console", want_console, got_console))
-        if (r.error is None) != (o.failure is None and o.error is None):
-            drifts.append(Drift(index, "error", r.error is not None, o.failure is not None))
-    return drifts
-
-
-def _rematched(turn: Turn) -> list[Rematch]:
-    return [o.observation.rematch for o in turn.outcomes if o.observation and o.observation.rematch]
-
-
 def _failures(turn: Turn, recorded: Sequence[ToolResultRecord]) -> list[str]:
     """The calls that failed or were refused where the recording has no such outcome."""
     out = []
@@ -408,6 +232,14 @@ def _failures(turn: Turn, recorded: Sequence[ToolResultRecord]) -> list[str]:
         first = (why or "").strip().splitlines()[0] if (why or "").strip() else ""
         out.append(f"{label}: {o.status.replace('_', ' ')}" + (f" ({first[:200]})" if first else ""))
     return out
+
+
+def _filled(exp: Expectation, base_url: str | None) -> Expectation:
+    """An assertion with ``{base_url}`` filled in (a regular expression's address is escaped)."""
+    if not base_url or "{base_url}" not in exp.value:
+        return exp
+    with_base = re.escape(base_url) if exp.regex else base_url
+    return exp.model_copy(update={"value": exp.value.replace("{base_url}", with_base)})
 
 
 def _answers(recorded: list[ToolResultRecord]) -> tuple[list[ToolResultRecord], ToolResultRecord | None]:
@@ -540,7 +372,9 @@ async def replay(
         base_url=None if offline else base_url,
         allow_failures=allow_failures,
         differences=differences,
+        drift=config.drift,
     )
+    assertions = t.expectations()
     try:
         for index, (assistant, as_recorded) in enumerate(t.steps(), 1):
             recorded, answer = _answers(as_recorded)
@@ -566,17 +400,25 @@ async def replay(
             step.rematched = [
                 o.observation.rematch for o in turn.outcomes if o.observation and o.observation.rematch
             ]
-            step.drifts = _compare(index, turn, recorded, base_url, live=not offline, ignore_console=ignore)
+            step.drifts = compare_outcomes(
+                index, turn, recorded, base_url, live=not offline, ignore_console=ignore
+            )
             step.failures = _failures(turn, recorded)
             if not offline and recorded and not any(d.field == "outcomes" for d in step.drifts):
-                await _compare_shots(step, t, interp, how, diffs)
-                _compare_snapshots(step, how)
+                await compare_shots(step, t, interp, how, diffs)
+                compare_snapshots(step, how)
+            for exp in assertions.get(index, ()):
+                if not offline:  # offline there is no page to check them on
+                    exp = _filled(exp, base_url)
+                    step.verdicts.append(Verdict(exp, await interp.verify(exp)))
             steps.append(step)
             if writer is not None:
                 if answered is not None:
                     writer.answer(turn, answered)
                 else:
                     writer.turn(turn)
+                for exp in assertions.get(index, ()):
+                    writer.write_expectation(exp)
             if on_step is not None:
                 on_step(step)
         if writer is not None:
@@ -587,96 +429,3 @@ async def replay(
         if interpreter is None:
             await interp.aclose()
     return result
-
-
-_SNAPSHOT_NOISE = re.compile(r" \[(?:ref|box)=[^\]]*\]")
-MAX_SNAPSHOT_CHANGES = 6  # changed lines named in a snapshot drift
-
-
-def _compare_snapshots(step: ReplayStep, how: ReplaySettings) -> None:
-    """Where an ARIA snapshot was recorded, the live one must have the same lines, refs and boxes
-    aside; lines matching ``ignore_snapshot`` are left out of both.  (``mask_selectors`` cannot
-    reach a snapshot: a masked element's text may differ on both sides.)"""
-    try:
-        ignore = [re.compile(p) for p in how.ignore_snapshot]
-    except re.error as e:
-        raise UsageError(f"ignore_snapshot: {e.pattern!r} is not a regular expression ({e})") from e
-    for o, r in zip(step.turn.outcomes, step.recorded, strict=True):
-        obs = o.observation or (o.failure.observation if o.failure else None)
-        if obs is None or obs.snapshot is None or r.observation is None or r.observation.snapshot is None:
-            continue
-        want = _snapshot_lines(r.observation.snapshot, ignore)
-        got = _snapshot_lines(obs.snapshot, ignore)
-        if want == got:
-            continue
-        changes = [
-            line
-            for line in difflib.unified_diff(want, got, lineterm="", n=0)
-            if line[:1] in "+-" and not line.startswith(("+++", "---"))
-        ]
-        shown = "; ".join(c[0] + " " + c[1:].strip() for c in changes[:MAX_SNAPSHOT_CHANGES])
-        more = (
-            f" and {len(changes) - MAX_SNAPSHOT_CHANGES} more" if len(changes) > MAX_SNAPSHOT_CHANGES else ""
-        )
-        added = sum(c.startswith("+") for c in changes)
-        detail = (
-            f"the ARIA snapshot differs ({added} lines added, {len(changes) - added} gone): {shown}{more}"
-        )
-        step.drifts.append(Drift(step.index, "snapshot", "\n".join(want), "\n".join(got), detail))
-
-
-def _snapshot_lines(snapshot: str, ignore: Sequence[re.Pattern[str]]) -> list[str]:
-    out = []
-    for line in snapshot.splitlines():
-        bare = _SNAPSHOT_NOISE.sub("", line).rstrip()
-        if not bare.strip() or any(p.search(bare) for p in ignore):
-            continue
-        out.append(bare)
-    return out
-
-
-async def _compare_shots(
-    step: ReplayStep, t: Transcript, interp: AsyncInterpreter, how: ReplaySettings, diffs: Path | None
-) -> None:
-    from .browser.session import BrowserSession
-
-    for k, (o, r) in enumerate(zip(step.turn.outcomes, step.recorded, strict=True)):
-        obs = o.observation or (o.failure.observation if o.failure else None)
-        if obs is None or obs.screenshot is None or r.observation is None:
-            continue
-        want = t.screenshot(r.observation)
-        if want is None:
-            continue
-        mask = list(how.mask)
-        browser = interp.browser_of(o.session or DEFAULT_SESSION)
-        if how.mask_selectors and isinstance(browser, BrowserSession) and browser.is_open:
-            boxes = await browser.boxes(how.mask_selectors)
-            for x, y, w, h in boxes:  # the part of each box inside the page: one above it is cut
-                left, top = max(x, 0), max(y, 0)
-                if x + w > left and y + h > top:
-                    mask.append(Region(x=left, y=top, width=x + w - left, height=y + h - top))
-        scale = obs.screenshot.width / obs.viewport.width if obs.viewport.width else 1.0
-        assert how.screenshot_threshold is not None  # the configuration always gives one
-        comparison = await asyncio.to_thread(
-            compare_images,
-            want.data,
-            obs.screenshot.data,
-            threshold=how.screenshot_threshold,
-            max_diff_pixels=how.max_diff_pixels,
-            max_diff_pixel_ratio=how.max_diff_pixel_ratio,
-            mask=mask,
-            scale=scale,
-        )
-        step.shots.append(ShotCheck(k, want, obs.screenshot, comparison))
-        if comparison.ok:
-            continue
-        field = "screenshot size" if comparison.size_differs else "screenshot"
-        step.drifts.append(
-            Drift(step.index, field, comparison.expected_size, comparison.actual_size, comparison.describe())
-        )
-        if diffs is not None and comparison.diff_png is not None:
-            diffs.mkdir(parents=True, exist_ok=True)
-            name = f"step-{step.index:03d}-{k + 1}"
-            (diffs / f"{name}-diff.png").write_bytes(comparison.diff_png)
-            (diffs / f"{name}-recorded.{want.format}").write_bytes(want.data)
-            (diffs / f"{name}-live.{obs.screenshot.format}").write_bytes(obs.screenshot.data)

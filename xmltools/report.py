@@ -153,6 +153,8 @@ class Step:
     drifts: list[DriftRow] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     triples: list[Triple] = field(default_factory=list)
+    verdicts: list[tuple[bool, str]] = field(default_factory=list)  # the assertions after the step
+    rematched: list[str] = field(default_factory=list)  # elements found again by their identity
 
 
 # -- images -----------------------------------------------------------------------------------------
@@ -403,13 +405,19 @@ def build_report(
         if rs is not None:
             step.drifts = [_drift_row(d, fill) for d in rs.drifts]
             step.failures = [fill(f) for f in rs.failures]
+            step.verdicts = [(v.ok, fill(str(v))) for v in rs.verdicts]
+            step.rematched = [
+                fill(f"re-matched {r.expected} with {r.found_by}")
+                + fill(f" (the target now reaches {r.reached or 'nothing'})")
+                for r in rs.rematched
+            ]
             if replay is not None:
                 step.triples = _triples(rs, replay, images)
             # a screenshot's drift is said under its images
             shown = {tr.describe for tr in step.triples}
             step.drifts = [d for d in step.drifts if d.detail is None or d.detail not in shown]
         step.drifted = rs is not None and bool(rs.drifts)
-        replay_failed = rs is not None and bool(rs.failures)
+        replay_failed = rs is not None and (bool(rs.failures) or not all(v.ok for v in rs.verdicts))
         step.problem = step.drifted or replay_failed or any(r.status in ERROR_STATUSES for r in results)
         steps.append(step)
 
@@ -420,6 +428,7 @@ def build_report(
     bad = [_plural(errors, "error")]
     if replay is not None:
         bad += [_plural(len(replay.drifts), "drift"), _plural(len(replay.failures), "failed call")]
+        bad.append(_plural(len(replay.broken), "failed assertion"))
     if missing:
         bad.append(_plural(missing, "missing screenshot"))
     return render_html(

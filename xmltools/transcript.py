@@ -22,7 +22,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +34,7 @@ from . import secrets as secrets_mod
 from .compare import Region
 from .config import Config
 from .errors import ConfigError, TranscriptError, UsageError
+from .expectations import Expectation, ExpectationFailed
 from .parser import ToolUse
 from .profiles import PROFILES
 from .protocol import State
@@ -180,7 +181,14 @@ class ToolResultRecord(_Record):
     mistakes: int = 0
 
 
-Record = MessageRecord | AssistantRecord | ToolResultRecord | EndRecord
+class ExpectRecord(_Record):
+    """An assertion the host added while recording: it must hold after the step before it."""
+
+    role: Literal["expect"] = "expect"
+    expectation: Expectation
+
+
+Record = MessageRecord | AssistantRecord | ToolResultRecord | ExpectRecord | EndRecord
 
 
 @dataclass
@@ -230,6 +238,17 @@ class Transcript:
                 results.append(r)
         if current is not None:
             yield current, results
+
+    def expectations(self) -> dict[int, list[Expectation]]:
+        """The assertions recorded after each step (1-based; 0: before the first message)."""
+        out: dict[int, list[Expectation]] = {}
+        step = 0
+        for r in self.records:
+            if isinstance(r, AssistantRecord):
+                step += 1
+            elif isinstance(r, ExpectRecord):
+                out.setdefault(step, []).append(r.expectation)
+        return out
 
     def screenshot(self, rec: ObservationRecord) -> Screenshot | None:
         """The recorded screenshot; TranscriptError (one line, naming the file) when it cannot be read."""
@@ -303,13 +322,12 @@ def read_lines(path: str | Path, what: str = "transcript") -> list[str]:
         ) from e
 
 
-_RECORD_MODELS: dict[
-    str, type[MessageRecord] | type[AssistantRecord] | type[ToolResultRecord] | type[EndRecord]
-] = {
+_RECORD_MODELS: dict[str, type[_Record]] = {
     "system": MessageRecord,
     "user": MessageRecord,
     "assistant": AssistantRecord,
     "tool_result": ToolResultRecord,
+    "expect": ExpectRecord,
     "end": EndRecord,
 }
 
@@ -390,11 +408,11 @@ def load_transcript(path: str | Path) -> Transcript:
         if kind is None:
             raise problem(
                 f"unknown role {data.get('role')!r}: a record's role is system, user, assistant,"
-                " tool_result or end",
+                " tool_result, expect or end",
                 "role",
             )
         try:
-            records.append(_RECORD_MODELS[kind].model_validate(data))
+            records.append(_RECORD_MODELS[kind].model_validate(data))  # type: ignore[arg-type]
         except ValidationError as e:
             raise problem(*_validation_problem(e, kind)) from e
     if header is None:
@@ -461,6 +479,11 @@ class TranscriptWriter:
         self._hide = secrets_mod.Hider(named, plain)
         self.base_url = base_url
         self._n = 0
+        # an interpreter's writer checks each assertion in its browser before writing it: at once
+        # (``verifier``), or, for the async interpreter, before its next message (``pending``)
+        self.verifier: Callable[[Expectation], str | None] | None = None
+        self.defer = False
+        self.pending: list[Expectation] = []
         if not append:
             self.path.unlink(missing_ok=True)
             if self.shots.is_dir():
@@ -530,6 +553,45 @@ class TranscriptWriter:
 
     def message(self, role: Literal["system", "user"], content: str) -> None:
         self._write(MessageRecord(role=role, content=content))
+
+    def expect_text(self, text: str, *, regex: bool = False, session: str | None = None) -> Expectation:
+        """Assert that ``text`` is visible on the page now, and on replay at this point."""
+        return self.expectation(Expectation(kind="text", value=text, regex=regex, session=session))
+
+    def expect_element(
+        self, role: str, name: str | None = None, *, session: str | None = None
+    ) -> Expectation:
+        """Assert that an element with this role (and whole accessible name) is visible."""
+        return self.expectation(Expectation(kind="element", role=role, name=name, session=session))
+
+    def expect_value(self, target: str, value: str, *, session: str | None = None) -> Expectation:
+        """Assert that the field ``target`` (a selector: ``label=Email``, ``#email``) holds ``value``."""
+        return self.expectation(Expectation(kind="value", target=target, value=value, session=session))
+
+    def expect_url(self, url: str, *, regex: bool = False, session: str | None = None) -> Expectation:
+        """Assert the page's address (whole, or ``re.search``-matched with ``regex``)."""
+        return self.expectation(Expectation(kind="url", value=url, regex=regex, session=session))
+
+    def expect_aria(self, snapshot: str, *, session: str | None = None) -> Expectation:
+        """Assert that the page contains this partial ARIA snapshot (YAML, as ``toMatchAriaSnapshot``)."""
+        return self.expectation(Expectation(kind="aria", value=snapshot, session=session))
+
+    def expectation(self, exp: Expectation) -> Expectation:
+        """Record an assertion; an interpreter's writer first checks it in the browser and raises
+        :class:`~xmltools.expectations.ExpectationFailed` (writing nothing) when it does not hold."""
+        if self.defer:
+            self.pending.append(exp)
+            return exp
+        if self.verifier is not None:
+            problem = self.verifier(exp)
+            if problem is not None:
+                raise ExpectationFailed(f"{exp.describe()}: {problem}")
+        self.write_expectation(exp)
+        return exp
+
+    def write_expectation(self, exp: Expectation) -> None:
+        """Write an assertion as it is, unchecked (a replay's recording of the ones that held)."""
+        self._write(ExpectRecord(expectation=exp))
 
     def end(self, outcome: str, reason: str | None = None, detail: str | None = None) -> None:
         """Record how the run ended (the last record)."""

@@ -58,7 +58,17 @@ def test_a_point_and_an_element_click_share_one_handler() -> None:
     assert {m.__name__ for m, h in HANDLERS.items() if h.flow != "page"} == {"Launch", "Close"}
 
 
-_ALLOWED = {"errors", "results", "actions", "snapshot", "urlpolicy", "quoting", "_loop", "browser"}
+_ALLOWED = {
+    "errors",
+    "results",
+    "expectations",
+    "actions",
+    "snapshot",
+    "urlpolicy",
+    "quoting",
+    "_loop",
+    "browser",
+}
 
 
 def test_the_browser_imports_only_what_it_may() -> None:

@@ -21,9 +21,10 @@ import xmltools
 ROOT = Path(xmltools.__file__).parent
 
 # the pure core: no I/O, no Jinja2, no Playwright
-_BASE = {"errors", "quoting", "results"}
+_BASE = {"errors", "quoting", "results", "expectations"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
+    "expectations": set(),
     "quoting": set(),
     "results": set(),
     "parser": {"errors"},
@@ -64,8 +65,12 @@ ALLOWED: dict[str, set[str]] = {
     },
     "models": {"errors"},
     "loop": {"_loop", "approval", "config", "errors", "interpreter", "models", "render", "tools", "turn"},
+    "offline": {*_BASE, "tools", "transcript"},
+    "replay_checks": {*_BASE, "browser", "compare", "interpreter", "profiles", "transcript", "turn"},
     "replaying": {
         *_BASE,
+        "offline",
+        "replay_checks",
         "browser",
         "compare",
         "config",

@@ -52,6 +52,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from ..actions import ACTIONS, InTab, Target
 from ..errors import BrowserError, ConfigError
+from ..expectations import Expectation
 from ..results import Failure, Identity, Observation, Point, Viewport
 from . import scripts
 from .bounds import Bounds, DialogStorm, Hung
@@ -66,6 +67,7 @@ from .settings import BrowserConfig
 from .settle import KEPT_NAVIGATING, Settler
 from .tabs import Tabs
 from .targets import TargetError, Targets
+from .verify import verify
 from .watch import Watch
 
 __all__ = ["BrowserSession"]
@@ -443,6 +445,24 @@ class BrowserSession:
 
     async def observe(self, extra_notes: list[str] | None = None) -> Observation:
         return await self._on_pool(self.idle.using(self._observe(extra_notes)))
+
+    async def verify(self, exp: Expectation, timeout: float | None = None) -> str | None:
+        """None when the assertion holds on the current page within ``timeout`` (the action bound by
+        default), retried as Playwright's ``expect`` does; else one line on what is there instead."""
+        if not self.is_open:
+            return "the browser is not open"
+        seconds = self.config.timeouts.action if timeout is None else timeout
+
+        async def body() -> str | None:
+            page = self.tabs.require_page()
+            try:
+                return await self.bounds.bounded(
+                    verify(page, exp, seconds), seconds + self.config.timeouts.probe
+                )
+            except Hung:
+                return f"the page did not answer within {seconds:g} s"
+
+        return await self._on_pool(self.idle.using(body()))
 
     async def boxes(self, selectors: Sequence[str]) -> list[tuple[float, float, float, float]]:
         """The viewport boxes (x, y, width, height, CSS pixels) of every element the selectors match

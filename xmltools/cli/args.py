@@ -227,6 +227,13 @@ def build_parser() -> argparse.ArgumentParser:
         " one by its identity (on, the default), fail (strict), or act as written (off)",
     )
     p.add_argument(
+        "--drift",
+        choices=("fail", "warn"),
+        default=None,
+        help="a step that differs from its recording fails the replay (fail, the default), or is"
+        " reported while the assertions and failed calls alone decide (warn)",
+    )
+    p.add_argument(
         "--screenshot-threshold",
         type=float,
         default=None,

@@ -78,8 +78,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         where = "--" + str(first["loc"][0]).replace("_", "-") if first.get("loc") else "an option"
         raise UsageError(f"{where}: {first['msg']} (got {first.get('input')!r})") from e
     overrides = machine_args(args)
-    if args.rematch is not None:
-        overrides["rematch"] = args.rematch
+    for name in ("rematch", "drift"):
+        if getattr(args, name) is not None:
+            overrides[name] = getattr(args, name)
     config, differences = replay_config(transcript, overrides=overrides)
     for d in differences:  # before the run: they may explain what follows
         print(f"setting {d}")
@@ -94,6 +95,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         for r in step.rematched:
             now = r.reached or "nothing"
             print(f"    RE-MATCHED {r.expected} with {r.found_by} (the target now reaches {now})")
+        for v in step.verdicts:
+            print(f"    {'HOLDS' if v.ok else 'FAILED'} {v}")
 
     with contextlib.ExitStack() as stack:
         base = args.base_url

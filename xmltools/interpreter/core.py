@@ -19,6 +19,7 @@ from ..approval import ApprovalPolicy, Callback, PendingApproval
 from ..browser.base import BrowserLike
 from ..config import Config
 from ..errors import ConfigError, MistakeLimitError, UsageError
+from ..expectations import Expectation, ExpectationFailed
 from ..parser import ToolUse, parse
 from ..profiles import DEFAULT_SESSION
 from ..protocol import Session, State, plan_message
@@ -102,6 +103,10 @@ class AsyncInterpreter:
         self._closed = True
         self._held = None
         if self._recorder is not None:
+            try:
+                await self.check_expectations()
+            except ExpectationFailed as e:  # a close cannot raise it: the host hears it in the log
+                log.warning("not recorded: %s", e)
             self._recorder.close()
         await self._sessions.shutdown()
 
@@ -165,8 +170,12 @@ class AsyncInterpreter:
         and the standard tools it offers; the system prompt is the first record.
         The file starts afresh unless ``append=True``.  Secret values are written
         as ``{secret:NAME}``; with ``base_url``, that address is written as
-        ``{base_url}``.  The writer is returned (to add ``message("user", task)``
-        or ``end(...)``) and closed with the interpreter.
+        ``{base_url}``.  The writer is returned (to add ``message("user", task)``,
+        assertions with ``expect_text(...)`` and its kin, or ``end(...)``) and
+        closed with the interpreter.  Here the assertions are checked in the
+        browser before the next message is interpreted (or by ``await
+        check_expectations()``); one that does not hold raises
+        :class:`~xmltools.expectations.ExpectationFailed` and is not written.
         """
         from ..tools import STANDARD_TOOLS
         from ..transcript import Header, TranscriptWriter
@@ -182,8 +191,34 @@ class AsyncInterpreter:
         if not append or writer.fresh:
             writer.message("system", self.system_prompt())
         self._recorder = writer
+        writer.defer = True  # checked before the next message, or by check_expectations()
         self.record_identities()
         return writer
+
+    async def verify(self, exp: Expectation) -> str | None:
+        """None when the assertion holds on its session's page now (waiting as Playwright's
+        ``expect`` does); else one line on what is there instead."""
+        browser = self.browser_of(exp.session or DEFAULT_SESSION)
+        if browser is None or not browser.is_open:
+            return f"the browser{f' session {exp.session}' if exp.session else ''} is not open"
+        check = getattr(browser, "verify", None)
+        if check is None:
+            raise UsageError(f"{type(browser).__name__} cannot check assertions: it has no page")
+        return await check(exp)  # type: ignore[no-any-return]
+
+    async def check_expectations(self) -> None:
+        """Check the assertions the recorder's ``expect_*`` added since the last message, and write
+        those that hold; :class:`~xmltools.expectations.ExpectationFailed` names the first that
+        does not (it is not written).  The async interpreter runs this before each message."""
+        writer = self._recorder
+        if writer is None:
+            return
+        pending, writer.pending = writer.pending, []
+        for exp in pending:
+            problem = await self.verify(exp)
+            if problem is not None:
+                raise ExpectationFailed(f"{exp.describe()}: {problem}")
+            writer.write_expectation(exp)
 
     def record_identities(self, on: bool = True) -> None:
         """Record who each element acted on is (its role, name and locators) in the observations,
@@ -212,6 +247,7 @@ class AsyncInterpreter:
             raise UsageError(f"handle() takes the assistant's text as str, not {type(text).__name__}")
         if self._closed:
             raise UsageError("this interpreter is closed")
+        await self.check_expectations()
         c = self.config
         blocks = parse(text, tools=self.registry, compat=c.compat, fenced=c.fenced, limits=c.limits())
         return self._recorded(await self._interpret(text, blocks, cut=False))

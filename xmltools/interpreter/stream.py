@@ -53,6 +53,7 @@ class TurnStream:
         if self._finished:
             raise UsageError("finish() was already called")
         self._finished = True
+        await self._interp.check_expectations()
         self._parser.close()
         text = self._parser.text
         blocks = self._parser.blocks()

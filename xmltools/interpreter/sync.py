@@ -14,6 +14,7 @@ from .._loop import LoopThread
 from ..approval import Callback, PendingApproval
 from ..browser.base import BrowserLike
 from ..config import Config
+from ..expectations import Expectation
 from ..parser import ToolUse
 from ..protocol import Session, State
 from ..render import Renderer
@@ -86,8 +87,17 @@ class Interpreter:
     def record(
         self, path: str | Path, *, append: bool = False, base_url: str | None = None
     ) -> TranscriptWriter:
-        """Record every turn from now on (see :meth:`AsyncInterpreter.record`)."""
-        return self.core.record(path, append=append, base_url=base_url)
+        """Record every turn from now on (see :meth:`AsyncInterpreter.record`).  The writer's
+        ``expect_*`` assertions are checked in the browser at once, and raise
+        :class:`~xmltools.expectations.ExpectationFailed` when they do not hold."""
+        writer = self.core.record(path, append=append, base_url=base_url)
+        writer.defer = False
+        writer.verifier = self.verify
+        return writer
+
+    def verify(self, exp: Expectation) -> str | None:
+        """None when the assertion holds on its session's page (see :meth:`AsyncInterpreter.verify`)."""
+        return self._call(self.core.verify(exp))
 
     @property
     def state(self) -> State:
