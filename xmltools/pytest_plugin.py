@@ -26,8 +26,10 @@ Options, in the manner of pytest-recording and pytest-playwright:
 * ``--xmltools-record-mode``: ``none`` (the default) replays only, and a
   missing transcript fails; ``once`` records the observations of transcripts
   that have none (a hand-written scenario) and replays the others; ``all``
-  records every transcript again.  A run that fails is never written, unless
-  the test allows failures (``allow_failures=True``).
+  records every transcript again; ``rewrite`` updates each transcript in place
+  (as ``xmltools replay --update``: re-matched targets and new observations,
+  the header kept).  A run that fails is never written, unless the test
+  allows failures (``allow_failures=True``); ``rewrite`` never writes one.
 * ``--headed``, ``--xmltools-executable``, ``--xmltools-remote``: the browser
   of this machine, whatever the transcript was recorded with.
 """
@@ -54,11 +56,12 @@ from .replaying import ReplayResult, replay
 from .report import write_report
 from .serve import serve_directory
 from .transcript import ReplaySettings, load_transcript
+from .updating import update
 
 __all__ = ["ReplayFailed", "Replayer"]
 
 T = TypeVar("T")
-RECORD_MODES = ("none", "once", "all")
+RECORD_MODES = ("none", "once", "all", "rewrite")
 
 
 class ReplayFailed(AssertionError):
@@ -72,7 +75,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=RECORD_MODES,
         default="none",
         help="none: replay only (default); once: record transcripts that have no observations;"
-        " all: record every transcript again",
+        " all: record every transcript again; rewrite: write what the live app does now back into"
+        " each transcript (re-matched targets, new observations), keeping its header",
     )
     group.addoption(
         "--xmltools-output",
@@ -188,6 +192,28 @@ class Replayer:
             )
         t = load_transcript(path)
         mode = self._config.getoption("xmltools_record_mode")
+        overrides = {
+            **_machine(self._config),
+            **({"rematch": rematch} if rematch else {}),
+            **({"drift": drift} if drift else {}),
+        }
+        if mode == "rewrite":
+            with ExitStack() as stack:
+                if serve is not None:
+                    folder = Path(serve) if Path(serve).is_absolute() else here / serve
+                    base_url = stack.enter_context(serve_directory(folder))
+                done = await update(
+                    path,
+                    base_url=base_url,
+                    overrides=overrides,
+                    settings=settings,
+                    secrets=secrets,
+                    allow_failures=allow_failures,
+                )
+            self.results.append(done.result)
+            if done.why_not is not None:
+                raise ReplayFailed(f"{done.summary()}\n{done.result.summary()}")
+            return done.result
         recording = mode == "all" or (mode == "once" and not t.has_observations)
         out = self._output_dir()
         with ExitStack() as stack:
@@ -200,11 +226,7 @@ class Replayer:
             result = await replay(
                 t,
                 base_url=base_url,
-                overrides={
-                    **_machine(self._config),
-                    **({"rematch": rematch} if rematch else {}),
-                    **({"drift": drift} if drift else {}),
-                },
+                overrides=overrides,
                 settings=settings,
                 secrets=secrets,
                 allow_failures=allow_failures,

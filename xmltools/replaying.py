@@ -271,6 +271,7 @@ async def replay(
     diff_dir: str | Path | None = None,
     interpreter: AsyncInterpreter | None = None,
     on_step: Callable[[ReplayStep], object] | None = None,
+    keep_header: bool = False,
 ) -> ReplayResult:
     """Replay a transcript's assistant messages and report every step that drifted or failed.
 
@@ -291,6 +292,9 @@ async def replay(
     or the environment; ``{base_url}`` from ``base_url``.  A missing one is a
     :class:`~xmltools.errors.UsageError` raised before any browser starts.
     A step's drifted screenshots are written to ``diff_dir`` when given.
+    ``record`` writes the replay as a transcript: with the configuration it
+    ran under, or, with ``keep_header``, with the replayed transcript's own
+    header (as an update does, see :mod:`xmltools.updating`).
     """
     t = transcript if isinstance(transcript, Transcript) else load_transcript(transcript)
     used = t.placeholders()
@@ -347,14 +351,18 @@ async def replay(
     )
     writer: TranscriptWriter | None = None
     if record is not None:
-        header = Header(
-            config=config.model_dump(mode="json"),
-            templates=interp.renderer.template_hashes(),
-            tools=t.header.tools,
-            title=t.header.title,
-            description=t.header.description,
-            replay=t.header.replay,
-            secrets=t.header.secrets,
+        header = (
+            t.header
+            if keep_header
+            else Header(
+                config=config.model_dump(mode="json"),
+                templates=interp.renderer.template_hashes(),
+                tools=t.header.tools,
+                title=t.header.title,
+                description=t.header.description,
+                replay=t.header.replay,
+                secrets=t.header.secrets,
+            )
         )
         writer = TranscriptWriter(record, header, base_url=base_url, secrets=filled_secrets)
         interp.record_identities()
@@ -421,7 +429,10 @@ async def replay(
                     writer.write_expectation(exp)
             if on_step is not None:
                 on_step(step)
-        if writer is not None:
+        if writer is not None and keep_header:  # the run's own ending, not the replay's
+            if t.end is not None:
+                writer.end(t.end.outcome, t.end.reason, t.end.detail)
+        elif writer is not None:
             writer.end(result.outcome, detail=result.summary().splitlines()[0])
     finally:
         if writer is not None:

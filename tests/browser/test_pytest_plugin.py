@@ -123,6 +123,27 @@ def test_record_once_then_replay_then_catch_drift(project: pytest.Pytester) -> N
     assert not out.exists()
 
 
+def test_rewrite_writes_a_changed_app_back_and_the_next_run_passes(project: pytest.Pytester) -> None:
+    transcript = project.path / "flows" / "signin.jsonl"
+    _run(project, "--xmltools-record-mode=once", "-k", "test_replay").assert_outcomes(passed=1)
+    header = transcript.read_text().splitlines()[0]
+    form = project.path / "site" / "form.html"
+    form.write_text(form.read_text().replace('document.title = "Welcome";', 'document.title = "Hello";'))
+    _run(project, "-k", "test_replay").assert_outcomes(failed=1)
+    r = _run(project, "--xmltools-record-mode=rewrite", "-k", "test_replay")
+    r.assert_outcomes(passed=1)
+    assert transcript.read_text().splitlines()[0] == header  # the header is kept
+    assert '"title": "Hello"' in transcript.read_text()
+    _run(project, "-k", "test_replay").assert_outcomes(passed=1)
+    # a step that fails is never written back as good
+    form.write_text(form.read_text().replace('id="name"', 'id="gone" hidden'))
+    before = transcript.read_bytes()
+    r = _run(project, "--xmltools-record-mode=rewrite", "-k", "test_replay")
+    r.assert_outcomes(failed=1)
+    r.stdout.fnmatch_lines(["*signin.jsonl not updated: * failed steps*"])
+    assert transcript.read_bytes() == before
+
+
 def test_the_marker_alone_fails_on_a_missing_transcript(project: pytest.Pytester) -> None:
     project.makepyfile(test_missing=MISSING)
     r = _run(project, "test_missing.py")

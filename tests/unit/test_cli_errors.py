@@ -470,3 +470,14 @@ def test_a_run_that_fails_midway_keeps_its_recording_and_report(
     t = load_transcript(record)
     assert len(t.assistant_messages) == 1
     assert t.end is not None and t.end.outcome == "failed" and t.end.reason == "ModelError"
+
+
+@pytest.mark.parametrize("extra", [["--offline"], ["--record", "out.jsonl"], ["--report", "r.html"]])
+def test_update_refuses_what_does_not_apply_to_it(
+    extra: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"xmltools_transcript": 1}\n')
+    assert main(["replay", str(path), "--update", *extra]) == 2
+    err = capsys.readouterr().err
+    assert "--update replays live and rewrites the transcript" in err and err.count("\n") == 1

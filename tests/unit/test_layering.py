@@ -99,7 +99,9 @@ ALLOWED: dict[str, set[str]] = {
         "turn",
     },
     "demo": {"loop", "replaying", "report", "serve", "transcript"},
+    "updating": {*_BASE, "parser", "replaying", "snapshot", "transcript"},
     "pytest_plugin": {
+        "updating",
         "browser",
         "compare",
         "config",

@@ -201,7 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "replay",
         help="replay a transcript and report every step that drifted or failed",
-        description="Exit codes: 0 every step as recorded; 1 a step drifted or failed; 2 a usage error"
+        description="Exit codes: 0 every step as recorded (with --update: written, or already up to"
+        " date); 1 a step drifted or failed (with --update: nothing written); 2 a usage error"
         " (a bad argument, a missing {base_url} or secret); 3 the environment (no browser).",
     )
     p.add_argument("file")
@@ -211,6 +212,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--base-url", default=None, help="fill {base_url} with this")
     p.add_argument("--record", default=None, metavar="OUT.jsonl", help="record the replay")
+    p.add_argument(
+        "--update",
+        action="store_true",
+        help="write what the live app does now back into the transcript (new identities and targets"
+        " of re-matched steps, new observations); nothing is written when a step fails",
+    )
     p.add_argument("--report", default=None, metavar="OUT.html", help="write the HTML report")
     p.add_argument(
         "--embed", action="store_true", help="embed the report's images (default: files beside it)"

@@ -10,7 +10,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BrowserError, UsageError
 from ..parser import StreamParser, parse
@@ -60,7 +60,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from ..report import write_report
     from ..serve import serve_directory
     from ..transcript import ReplaySettings, load_transcript
+    from ..updating import update
 
+    if args.update and (args.offline or args.record or args.report):
+        raise UsageError(
+            "--update replays live and rewrites the transcript: --offline, --record and --report do not apply"
+        )
     transcript = load_transcript(args.file)
     total = len(transcript.assistant_messages)
     try:
@@ -106,20 +111,22 @@ def cmd_replay(args: argparse.Namespace) -> int:
         record = args.record
         if args.report and not record:
             record = str(Path(stack.enter_context(tempfile.TemporaryDirectory())) / "replay.jsonl")
-        result = asyncio.run(
-            replay(
-                transcript,
-                offline=args.offline,
-                base_url=base,
-                config=config,
-                settings=settings,
-                secrets=secret_args(args.secret),
-                allow_failures=args.allow_failures,
-                record=record,
-                diff_dir=args.diffs,
-                on_step=show,
-            )
-        )
+        common: dict[str, Any] = {
+            "base_url": base,
+            "config": config,
+            "settings": settings,
+            "secrets": secret_args(args.secret),
+            "allow_failures": args.allow_failures,
+            "diff_dir": args.diffs,
+            "on_step": show,
+        }
+        if args.update:
+            done = asyncio.run(update(args.file, **common))
+            done.result.differences = differences
+            print(done.result.summary())
+            print(done.summary())
+            return EXIT_FAILED if done.why_not is not None else EXIT_OK
+        result = asyncio.run(replay(transcript, offline=args.offline, record=record, **common))
         result.differences = differences
         if args.report:
             path = write_report(args.report, record, result, embed=args.embed)
