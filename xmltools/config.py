@@ -99,6 +99,11 @@ class Config(BaseModel):
     profile_dir: Path | None = Field(
         None, description="a user data folder: the session's cookies and storage persist there"
     )
+    trace_dir: Path | None = Field(
+        None,
+        description="record a Playwright trace of each browser session into this folder"
+        " (trace-N.zip, for playwright show-trace), with the session's network requests; unset: none",
+    )
     max_extract_chars: int = Field(
         10_000, ge=100, description="the most get_text, get_html, get_attribute and evaluate return"
     )
@@ -299,6 +304,7 @@ class Config(BaseModel):
             max_wait_seconds=self.max_wait_seconds,
             workspace=self.workspace,
             profile_dir=self.profile_dir,
+            trace_dir=self.trace_dir,
             idle_timeout=self.idle_timeout,
             rematch=self.rematch,
         )

@@ -32,6 +32,10 @@ Options, in the manner of pytest-recording and pytest-playwright:
   allows failures (``allow_failures=True``); ``rewrite`` never writes one.
 * ``--headed``, ``--xmltools-executable``, ``--xmltools-remote``: the browser
   of this machine, whatever the transcript was recorded with.
+* ``--xmltools-tracing``: ``retain-on-failure`` (the default) keeps a
+  Playwright trace of a replay that fails, in its output folder
+  (``traces/<transcript>/trace-N.zip``), and the report lists the failed
+  step's network requests; ``on`` keeps every trace, ``off`` records none.
 """
 
 from __future__ import annotations
@@ -83,6 +87,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="test-results",
         metavar="DIR",
         help="where the report, recording and diff images of a failed replay go (default test-results)",
+    )
+    group.addoption(
+        "--xmltools-tracing",
+        choices=("off", "on", "retain-on-failure"),
+        default="retain-on-failure",
+        help="a Playwright trace of each replay, kept in the output folder: always (on), only when the"
+        " replay fails (retain-on-failure, the default), or none (off)",
     )
     group.addoption("--xmltools-executable", default=None, metavar="PATH", help="the Chromium to run")
     group.addoption("--xmltools-remote", default=None, metavar="URL", help="connect to this browser")
@@ -232,8 +243,15 @@ class Replayer:
                 allow_failures=allow_failures,
                 record=live,
                 diff_dir=diffs,
+                tracing=self._config.getoption("xmltools_tracing"),
+                trace_dir=scratch / "traces",
             )
             self.results.append(result)
+            if result.traces:  # kept: beside the report, by transcript
+                kept = out / "traces" / path.stem
+                kept.mkdir(parents=True, exist_ok=True)
+                for k, trace in enumerate(result.traces):
+                    result.traces[k] = Path(shutil.copy2(trace, kept / trace.name))
             if recording and (allow_failures or not result.failures):
                 _replace_transcript(path, live)
                 return result

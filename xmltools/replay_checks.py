@@ -220,6 +220,7 @@ class ReplayStep:
     shots: list[ShotCheck] = field(default_factory=list)
     rematched: list[Rematch] = field(default_factory=list)  # elements found again by their identity
     verdicts: list[Verdict] = field(default_factory=list)  # the assertions recorded after the step
+    network: list[str] = field(default_factory=list)  # its requests, when the replay was traced
 
     @property
     def duration(self) -> float:

@@ -80,6 +80,7 @@ class ReplayResult:
     allow_failures: bool = False  # failed steps were not counted
     differences: list[str] = field(default_factory=list)  # the recording's settings that differ from here
     drift: Literal["fail", "warn"] = "fail"  # warn: a drift is reported, and the replay still passes
+    traces: list[Path] = field(default_factory=list)  # the Playwright traces kept (tracing on)
 
     @property
     def drifts(self) -> list[Drift]:
@@ -272,6 +273,8 @@ async def replay(
     interpreter: AsyncInterpreter | None = None,
     on_step: Callable[[ReplayStep], object] | None = None,
     keep_header: bool = False,
+    tracing: Literal["off", "on", "retain-on-failure"] = "off",
+    trace_dir: str | Path | None = None,
 ) -> ReplayResult:
     """Replay a transcript's assistant messages and report every step that drifted or failed.
 
@@ -295,6 +298,11 @@ async def replay(
     ``record`` writes the replay as a transcript: with the configuration it
     ran under, or, with ``keep_header``, with the replayed transcript's own
     header (as an update does, see :mod:`xmltools.updating`).
+
+    ``tracing`` (pytest-playwright's names): ``on`` writes a Playwright trace
+    of each browser session into ``trace_dir`` (``trace-N.zip``, for
+    ``playwright show-trace``) and lists each step's network requests;
+    ``retain-on-failure`` keeps the traces only when the replay does not pass.
     """
     t = transcript if isinstance(transcript, Transcript) else load_transcript(transcript)
     used = t.placeholders()
@@ -327,6 +335,10 @@ async def replay(
     differences: list[str] = []
     if config is None:
         config, differences = replay_config(t, local, overrides)
+    traces = _trace_folder(tracing, trace_dir, offline)
+    if traces is not None:
+        config = config.model_copy(update={"trace_dir": traces})
+    traced_before = set(traces.glob("trace-*.zip")) if traces is not None else set()
     if offline and base_url is None:
         base_url = OFFLINE_BASE_URL  # any address will do: nothing is fetched offline
     how = ReplaySettings(
@@ -415,6 +427,10 @@ async def replay(
             if not offline and recorded and not any(d.field == "outcomes" for d in step.drifts):
                 await compare_shots(step, t, interp, how, diffs)
                 compare_snapshots(step, how)
+            if traces is not None:
+                browser = interp.browser_of()
+                tracer = getattr(browser, "tracer", None)
+                step.network = tracer.take_network() if tracer is not None else []
             for exp in assertions.get(index, ()):
                 if not offline:  # offline there is no page to check them on
                     exp = _filled(exp, base_url)
@@ -439,4 +455,20 @@ async def replay(
             writer.close()
         if interpreter is None:
             await interp.aclose()
+    if traces is not None:
+        result.traces = sorted(set(traces.glob("trace-*.zip")) - traced_before)
+        if tracing == "retain-on-failure" and result.ok:
+            for path in result.traces:
+                path.unlink(missing_ok=True)
+            result.traces = []
     return result
+
+
+def _trace_folder(tracing: str, trace_dir: str | Path | None, offline: bool) -> Path | None:
+    if tracing not in ("off", "on", "retain-on-failure"):
+        raise UsageError(f"tracing is off, on or retain-on-failure, not {tracing!r}")
+    if tracing == "off" or offline:  # offline there is no browser to trace
+        return None
+    if trace_dir is None:
+        raise UsageError(f"tracing={tracing!r} needs trace_dir: the folder the traces go in")
+    return Path(trace_dir)

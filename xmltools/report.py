@@ -154,6 +154,7 @@ class Step:
     failures: list[str] = field(default_factory=list)
     triples: list[Triple] = field(default_factory=list)
     verdicts: list[tuple[bool, str]] = field(default_factory=list)  # the assertions after the step
+    network: list[str] = field(default_factory=list)  # its requests, when the replay was traced
     rematched: list[str] = field(default_factory=list)  # elements found again by their identity
 
 
@@ -354,6 +355,7 @@ def build_report(
     embed: bool = True,
     assets: str | Path | None = None,
     base_url: str | None = None,
+    links_from: str | Path | None = None,
 ) -> str:
     """The report's HTML.
 
@@ -362,7 +364,9 @@ def build_report(
     ``data:`` URL in the page; without, images are written to the folder
     ``assets`` (created when needed) and linked as ``<folder name>/<file>``,
     so the page must sit beside that folder.  ``{base_url}`` is shown as
-    ``base_url``, else the replay's, else the one the recording names.
+    ``base_url``, else the replay's, else the one the recording names.  The
+    replay's traces are linked relative to the folder ``links_from`` (the
+    page's), else by their absolute address.
     """
     t = transcript if isinstance(transcript, Transcript) else load_transcript(transcript)
     if not embed and assets is None:
@@ -406,6 +410,7 @@ def build_report(
             step.drifts = [_drift_row(d, fill) for d in rs.drifts]
             step.failures = [fill(f) for f in rs.failures]
             step.verdicts = [(v.ok, fill(str(v))) for v in rs.verdicts]
+            step.network = [fill(n) for n in rs.network]
             step.rematched = [
                 fill(f"re-matched {r.expected} with {r.found_by}")
                 + fill(f" (the target now reaches {r.reached or 'nothing'})")
@@ -448,7 +453,14 @@ def build_report(
         bad=bad,
         total=_seconds(total) if any(s.duration for s in steps) else None,
         first_problem=first_problem,
+        traces=[(p.name, _link(p, links_from)) for p in (replay.traces if replay is not None else [])],
     )
+
+
+def _link(path: Path, links_from: str | Path | None) -> str:
+    if links_from is None:
+        return path.resolve().as_uri()
+    return Path(os.path.relpath(path.resolve(), Path(links_from).resolve())).as_posix()
 
 
 # -- writing ------------------------------------------------------------------------------------------------
@@ -484,7 +496,9 @@ def write_report(
         raise UsageError(f"{folder}: is in the way of the report's images (a file, not a folder)")
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.stem}.") as scratch:
         new = Path(scratch) / folder.name
-        html = build_report(t, replay, embed=embed, assets=None if embed else new, base_url=base_url)
+        html = build_report(
+            t, replay, embed=embed, assets=None if embed else new, base_url=base_url, links_from=out.parent
+        )
         page = Path(scratch) / "page.html"
         page.write_text(html, encoding="utf-8")
         if folder.is_dir():

@@ -63,7 +63,15 @@ FAILURE_KINDS = frozenset(get_args(Failure.model_fields["kind"].annotation))
 REDACTED = secrets_mod.REDACTED
 _SURROGATE = re.compile(r"[\ud800-\udfff]")  # what UTF-8 cannot encode
 # settings of this machine, never of the recording: where the browser is and how it is shown
-MACHINE_SETTINGS = ("executable", "headless", "remote", "downloads_dir", "profile_dir", "launch_timeout")
+MACHINE_SETTINGS = (
+    "executable",
+    "headless",
+    "remote",
+    "downloads_dir",
+    "profile_dir",
+    "launch_timeout",
+    "trace_dir",
+)
 _PLACEHOLDER = re.compile(r"\{(base_url|secret:[A-Za-z_][A-Za-z0-9_]*)\}")
 
 

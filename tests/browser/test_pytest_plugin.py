@@ -112,6 +112,8 @@ def test_record_once_then_replay_then_catch_drift(project: pytest.Pytester) -> N
     )
     out = project.path / "test-results" / "test_flows.py-test_replay"
     assert (out / "signin.replay.html").is_file() and (out / "signin.replay.jsonl").is_file()
+    assert (out / "traces" / "signin" / "trace-1.zip").is_file()  # retain-on-failure, the default
+    assert 'href="traces/signin/trace-1.zip"' in (out / "signin.replay.html").read_text()
     assert (
         project.path / "test-results" / "test_flows.py-test_marker_alone" / "signin.replay.html"
     ).is_file()

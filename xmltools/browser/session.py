@@ -67,6 +67,7 @@ from .settings import BrowserConfig
 from .settle import KEPT_NAVIGATING, Settler
 from .tabs import Tabs
 from .targets import TargetError, Targets
+from .tracing import Tracer
 from .verify import verify
 from .watch import Watch
 
@@ -100,6 +101,7 @@ class BrowserSession:
         self._secret_next = False  # the next action types a secret
         self.observer = Observer(c, self.tabs, watch, self.targets, self.bounds)
         self.settler = Settler(c.timeouts, self.tabs, watch, self.bounds)
+        self.tracer = Tracer(c.trace_dir, c.timeouts.launch)
         self.idle = Idle(c.idle_timeout, lambda: self.tabs.context is not None, self._close)
         self.recovery = Recovery(watch, self.settler, self.observer, self._drop, self._try_observe)
         self._control = _Control(self)
@@ -178,6 +180,7 @@ class BrowserSession:
         self.observer.masking = False
         self.mouse = None
         if ctx is not None:
+            await self.tracer.stop()
             self.guard.uninstall(ctx)
             await self.pool.release(ctx)
         await self.watch.remove_downloads()
@@ -223,6 +226,7 @@ class BrowserSession:
                     self.browser_version = browser.version
                     self.watch.attach(browser)
                 await ctx.add_init_script(scripts.INIT)
+                await self.tracer.start(ctx)
                 await self.guard.install(ctx)
                 await self.tabs.start()
                 await self.guard.ready()

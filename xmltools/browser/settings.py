@@ -80,6 +80,7 @@ class BrowserConfig:
     max_wait_seconds: float = 10.0  # the longest wait the model may ask for
     workspace: Path | None = None  # where screenshots with a path are saved
     profile_dir: Path | None = None  # a user data folder (local only): cookies and storage persist there
+    trace_dir: Path | None = None  # a Playwright trace of each context goes here (trace-N.zip)
     idle_timeout: float | None = None  # close the session after this many seconds unused; None: never
     rematch: Literal["on", "off", "strict"] = "on"  # replay: find a recorded element again by its identity
 

@@ -213,6 +213,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base-url", default=None, help="fill {base_url} with this")
     p.add_argument("--record", default=None, metavar="OUT.jsonl", help="record the replay")
     p.add_argument(
+        "--tracing",
+        choices=("off", "on", "retain-on-failure"),
+        default="off",
+        help="a Playwright trace of each browser session (playwright show-trace), and each step's"
+        " network requests in the report: off (the default), on, or kept only when the replay fails",
+    )
+    p.add_argument(
+        "--trace-dir", default="traces", metavar="DIR", help="where the traces go (default traces)"
+    )
+    p.add_argument(
         "--update",
         action="store_true",
         help="write what the live app does now back into the transcript (new identities and targets"

@@ -119,6 +119,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             "allow_failures": args.allow_failures,
             "diff_dir": args.diffs,
             "on_step": show,
+            "tracing": args.tracing,
+            "trace_dir": args.trace_dir,
         }
         if args.update:
             done = asyncio.run(update(args.file, **common))
@@ -128,6 +130,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             return EXIT_FAILED if done.why_not is not None else EXIT_OK
         result = asyncio.run(replay(transcript, offline=args.offline, record=record, **common))
         result.differences = differences
+        for trace in result.traces:
+            print(f"trace: {trace} (playwright show-trace {trace})")
         if args.report:
             path = write_report(args.report, record, result, embed=args.embed)
             print(f"report: {path}")
