@@ -25,7 +25,7 @@ from .errors import ConfigError
 from .profiles import DEFAULT_SESSION, ROO, Profile
 from .protocol import Policy, Violation
 from .quoting import shorten
-from .results import Failure, Observation, Viewport
+from .results import Failure, Identity, Observation, Viewport
 from .tools import BROWSER_TOOL, DEFAULT_VIEWPORT, CallError, ToolRegistry
 from .turn import Rendered
 
@@ -425,6 +425,21 @@ class Renderer:
 
     def image_dropped(self) -> str:
         return self.render("note/image_dropped.j2")
+
+    def heal_prompt(
+        self, *, action: str, identity: Identity, failure: str, snapshot: str, url: str, action_name: str
+    ) -> str:
+        """What a model is asked to mend a replayed step whose element is gone (healing); the page's
+        text cannot pass for a call."""
+        return self.render(
+            "note/heal.j2",
+            action=action,
+            identity=identity,
+            failure=self._neutralize_tools(failure),
+            snapshot=self._neutralize_tools(snapshot),
+            url=url,
+            action_name=action_name,
+        )
 
 
 def apply_image_budget(messages: list[dict[str, Any]], budget: int, placeholder: str) -> int:

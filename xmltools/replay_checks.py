@@ -221,6 +221,7 @@ class ReplayStep:
     rematched: list[Rematch] = field(default_factory=list)  # elements found again by their identity
     verdicts: list[Verdict] = field(default_factory=list)  # the assertions recorded after the step
     network: list[str] = field(default_factory=list)  # its requests, when the replay was traced
+    healed: str | None = None  # the model's call that took the step's place (healing)
 
     @property
     def duration(self) -> float:

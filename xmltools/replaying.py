@@ -25,7 +25,9 @@ from .compare import comparison_library
 from .config import Config
 from .errors import ConfigError, TranscriptError, UsageError
 from .expectations import Expectation
+from .healing import Healed, heal_step
 from .interpreter import AsyncInterpreter
+from .models import AnyModel
 from .offline import RecordedBrowser, RecordedSession
 from .parser import ToolUse
 from .replay_checks import (
@@ -51,6 +53,7 @@ from .transcript import (
     fill_base_url,
     load_transcript,
     registry_for,
+    unfill_base_url,
 )
 from .turn import Turn
 
@@ -102,6 +105,11 @@ class ReplayResult:
         ]
 
     @property
+    def healed(self) -> list[str]:
+        """Each step the model mended, as ``step N: healed: <its call>``."""
+        return [f"step {s.index}: healed: {' '.join(s.healed.split())[:200]}" for s in self.steps if s.healed]
+
+    @property
     def broken(self) -> list[str]:
         """Each recorded assertion that did not hold, as ``step N: expected ...: what is there``."""
         return [f"step {s.index}: {v}" for s in self.steps for v in s.verdicts if not v.ok]
@@ -124,20 +132,20 @@ class ReplayResult:
     def summary(self) -> str:
         n = len(self.steps)
         failures = [*([] if self.allow_failures else self.failures), *self.broken]
-        again = self.rematched
+        again = [*self.rematched, *self.healed]
         held = f", {self.checked} assertions held" if self.checked and not self.broken else ""
+        counts = (f"{len(self.rematched)} re-matched", f"{len(self.healed)} healed")
+        mended = "".join(f", {c}" for c in counts if not c.startswith("0 "))
         if not self.drifts and not failures:
-            head = f"{n} steps replayed ({self.mode}): no drift{held}"
-            if not again:
-                return head
-            return "\n".join([f"{head}, {len(again)} re-matched:", *(f"  {r}" for r in again)])
+            head = f"{n} steps replayed ({self.mode}): no drift{held}{mended}"
+            return "\n".join([head + (":" if again else ""), *(f"  {r}" for r in again)])
         parts = []
         if failures:
             parts.append(f"{len(failures)} failed step{'s' if len(failures) != 1 else ''}")
         if self.drifts:
             warned = " (warnings: drift = warn)" if self.drift == "warn" else ""
             parts.append(f"{len(self.drifts)} drift{'s' if len(self.drifts) != 1 else ''}{warned}")
-        lines = [f"{' and '.join(parts)} in {n} steps ({self.mode}){held}:"]
+        lines = [f"{' and '.join(parts)} in {n} steps ({self.mode}){held}{mended}:"]
         lines += [f"  {f}" for f in failures]
         lines += [f"  {d}" for d in self.drifts]
         lines += [f"  {r}" for r in again]
@@ -275,6 +283,7 @@ async def replay(
     keep_header: bool = False,
     tracing: Literal["off", "on", "retain-on-failure"] = "off",
     trace_dir: str | Path | None = None,
+    heal: AnyModel | None = None,
 ) -> ReplayResult:
     """Replay a transcript's assistant messages and report every step that drifted or failed.
 
@@ -303,6 +312,10 @@ async def replay(
     of each browser session into ``trace_dir`` (``trace-N.zip``, for
     ``playwright show-trace``) and lists each step's network requests;
     ``retain-on-failure`` keeps the traces only when the replay does not pass.
+
+    ``heal``: a model asked once about each step whose recorded element is
+    gone (see :mod:`xmltools.healing`); its call, when valid and it runs, takes
+    the step's place, and the step is reported as healed.
     """
     t = transcript if isinstance(transcript, Transcript) else load_transcript(transcript)
     used = t.placeholders()
@@ -416,7 +429,14 @@ async def replay(
                     turn = await interp.deny(held, reason)
                 else:
                     turn = await interp.approve(held)
+            mended: Healed | str | None = None
+            if heal is not None and not offline:
+                mended = await heal_step(interp, heal, turn, recorded, assistant.content, base_url)
+                if isinstance(mended, Healed):
+                    turn = mended.turn
             step = ReplayStep(index, assistant.content, turn, recorded)
+            if isinstance(mended, Healed):
+                step.healed = unfill_base_url(mended.answer, base_url)
             step.rematched = [
                 o.observation.rematch for o in turn.outcomes if o.observation and o.observation.rematch
             ]
@@ -424,6 +444,8 @@ async def replay(
                 index, turn, recorded, base_url, live=not offline, ignore_console=ignore
             )
             step.failures = _failures(turn, recorded)
+            if isinstance(mended, str):
+                step.failures.append(f"not healed: {mended}")
             if not offline and recorded and not any(d.field == "outcomes" for d in step.drifts):
                 await compare_shots(step, t, interp, how, diffs)
                 compare_snapshots(step, how)

@@ -85,6 +85,11 @@ async def update(path: str | Path, **options: Any) -> Update:
             for s in result.steps
             if s.drifts
         ]
+        done.changes += [
+            f"step {s.index}: healed: the model's call takes the recorded one's place"
+            for s in result.steps
+            if s.healed
+        ]
         done.changes.sort(key=lambda c: int(c.split(":", 1)[0].removeprefix("step ")))
         if done.changes:
             _replace(path, fresh)

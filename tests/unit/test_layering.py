@@ -66,9 +66,15 @@ ALLOWED: dict[str, set[str]] = {
     "models": {"errors"},
     "loop": {"_loop", "approval", "config", "errors", "interpreter", "models", "render", "tools", "turn"},
     "offline": {*_BASE, "tools", "transcript"},
+    # a transcript as a pytest-playwright test: text only, in Python written as ruff writes it
+    "pycode": {"actions"},
+    "export": {*_BASE, "actions", "parser", "profiles", "pycode", "secrets", "tools", "transcript"},
     "replay_checks": {*_BASE, "browser", "compare", "interpreter", "profiles", "transcript", "turn"},
+    "healing": {*_BASE, "browser", "interpreter", "models", "parser", "profiles", "transcript", "turn"},
     "replaying": {
         *_BASE,
+        "healing",
+        "models",
         "offline",
         "replay_checks",
         "browser",

@@ -18,7 +18,7 @@ from xmltools import ConfigError, ToolUse, parse
 from xmltools.profiles import get_profile
 from xmltools.protocol import Policy, Violation
 from xmltools.render import PROMPTS_DIR, Rendered, Renderer, to_message
-from xmltools.results import ConsoleEntry, Failure, Observation, Point, Screenshot, Viewport
+from xmltools.results import ConsoleEntry, Failure, Identity, Observation, Point, Screenshot, Viewport
 from xmltools.tools import CallError, Tool, ToolRegistry
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -204,6 +204,20 @@ CASES: dict[str, Callable[[], Rendered | str]] = {
     "note_auto_closed": lambda: R.auto_closed("write_note"),
     "note_idle_closed": lambda: R.idle_closed(60),
     "note_image_dropped": R.image_dropped,
+    "note_heal": lambda: R.heal_prompt(
+        action="Saving.\n<browser_action>\n<action>click</action>\n<coordinate>100,110</coordinate>\n</browser_action>",
+        identity=Identity(
+            described='button "Save"',
+            role="button",
+            name="Save",
+            text="Save",
+            locators=('testid="save"', 'role=button[name="Save"s]'),
+        ),
+        failure='the recorded element button "Save" was not found: the step\'s target reaches link "Help".',
+        snapshot='- heading "Order 42" [level=1] [ref=e2] [box=20,21,860,37]\n- button "Store" [ref=e4] [box=20,128,160,40]',
+        url="http://127.0.0.1:8000/order.html",
+        action_name="click",
+    ),
     "system_aleph": lambda: R.system_prompt(ToolRegistry(profile="aleph"), script_rule="deny"),
     "system_fractal": lambda: R.system_prompt(ToolRegistry(profile="fractal"), observe="snapshot"),
     "system_forge_before_a_session": lambda: R.system_prompt(ToolRegistry(profile="forge"), opener_asks=True),

@@ -33,10 +33,11 @@ from . import scripts
 from .collect import clip
 from .targets import TargetError, describe, selector_locator
 
-__all__ = ["MAX_LISTED", "RematchMode", "check", "identify"]
+__all__ = ["MAX_LISTED", "NOT_FOUND", "RematchMode", "check", "identify"]
 
 RematchMode = Literal["on", "off", "strict"]
 MAX_LISTED = 3  # elements named when a locator matches several
+NOT_FOUND = "was not found"  # how the failure of a step whose recorded element is gone says so
 
 
 async def identify(scope: Page | FrameLocator, loc: Locator, frame: str | None, timeout: float) -> Identity:
@@ -97,7 +98,7 @@ async def check(
             tried.append(f"{selector} could not be tried ({str(e).splitlines()[0]})")
     listed = "; ".join(tried) if tried else "no locator was recorded for it"
     raise TargetError(
-        f"the recorded element {expected.described} was not found: the step's target {now}, and {listed}."
+        f"the recorded element {expected.described} {NOT_FOUND}: the step's target {now}, and {listed}."
     )
 
 

@@ -225,6 +225,20 @@ class Observer:
         w, h = image_size(data)
         return Screenshot(data=data, format=fmt, width=w, height=h)
 
+    async def page_snapshot(self, viewport: Viewport) -> str:
+        """The current page's AI snapshot with its boxes, shaped to fit; its refs are the ones the
+        next action may name (a host showing the page to a model outside the conversation)."""
+        page = self.tabs.require_page()
+        bound = self.config.timeouts.screenshot
+        raw = await self.bounds.bounded(
+            page.aria_snapshot(mode="ai", boxes=True, timeout=bound * 1000), bound + 1
+        )
+        self.targets.learn(refs_in(raw), ref_lines(raw), whole=True)
+        c = self.config
+        return shape(
+            raw, max_chars=c.max_snapshot_chars, viewport_height=viewport.height, keep_boxes=True
+        ).text
+
     async def _snapshot_text(self, page: Page, req: SnapshotRequest, viewport: Viewport) -> str:
         """Playwright's AI snapshot of the page or of a target, shaped to fit (see xmltools.snapshot)."""
         c = self.config

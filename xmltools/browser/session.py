@@ -450,6 +450,13 @@ class BrowserSession:
     async def observe(self, extra_notes: list[str] | None = None) -> Observation:
         return await self._on_pool(self.idle.using(self._observe(extra_notes)))
 
+    async def page_snapshot(self) -> str:
+        """The current page as an AI snapshot with refs and boxes (``[box=x,y,w,h]``); an action
+        that follows may name its refs."""
+        if not self.is_open:
+            raise BrowserError("the browser is not open: there is no page to show")
+        return await self._on_pool(self.idle.using(self.observer.page_snapshot(self.viewport)))
+
     async def verify(self, exp: Expectation, timeout: float | None = None) -> str | None:
         """None when the assertion holds on the current page within ``timeout`` (the action bound by
         default), retried as Playwright's ``expect`` does; else one line on what is there instead."""

@@ -213,6 +213,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base-url", default=None, help="fill {base_url} with this")
     p.add_argument("--record", default=None, metavar="OUT.jsonl", help="record the replay")
     p.add_argument(
+        "--heal",
+        default=None,
+        metavar="MODEL",
+        help="ask this model once about each step whose recorded element is gone, and use its call"
+        " when it runs (reported as healed; --update writes it back)",
+    )
+    p.add_argument("--heal-provider", choices=["openai", "anthropic"], default="openai")
+    p.add_argument(
+        "--heal-base-url", default=None, help="the healing model's server (openai reads OPENAI_BASE_URL)"
+    )
+    p.add_argument("--heal-api-key-env", default=None, metavar="VAR", help="the variable holding its key")
+    p.add_argument(
         "--tracing",
         choices=("off", "on", "retain-on-failure"),
         default="off",
@@ -288,6 +300,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--headed", action="store_true", help="show the browser window")
     p.add_argument("--remote", default=None, metavar="URL", help="connect to this browser endpoint")
     p.set_defaults(func=cmd_replay)
+
+    from .export import cmd_export
+
+    p = sub.add_parser(
+        "export",
+        help="write a recorded transcript as a plain pytest-playwright test",
+        description="Exit codes: 0 written; 2 a usage error (a transcript that cannot be read, or has"
+        " nothing recorded to export; an output file that cannot be written).",
+    )
+    p.add_argument("file")
+    p.add_argument("--pytest", action="store_true", required=True, help="a pytest-playwright test module")
+    p.add_argument("-o", "--output", default=None, metavar="OUT.py", help="write it here (default: stdout)")
+    p.set_defaults(func=cmd_export)
     return ap
 
 

@@ -100,6 +100,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         for r in step.rematched:
             now = r.reached or "nothing"
             print(f"    RE-MATCHED {r.expected} with {r.found_by} (the target now reaches {now})")
+        if step.healed:
+            print(f"    HEALED by the model: {' '.join(step.healed.split())[:200]}")
         for v in step.verdicts:
             print(f"    {'HOLDS' if v.ok else 'FAILED'} {v}")
 
@@ -122,6 +124,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
             "tracing": args.tracing,
             "trace_dir": args.trace_dir,
         }
+        if args.heal:
+            from .run import make_model
+
+            common["heal"] = make_model(
+                args.heal_provider,
+                args.heal,
+                base_url=args.heal_base_url,
+                api_key_env=args.heal_api_key_env,
+                flag="--heal-base-url",
+            )
         if args.update:
             done = asyncio.run(update(args.file, **common))
             done.result.differences = differences
