@@ -123,6 +123,11 @@ class Config(BaseModel):
     disabled_actions: tuple[str, ...] = Field(
         (), description="browser actions left out of the prompt and refused"
     )
+    capabilities: tuple[Literal["testing"], ...] = Field(
+        (),
+        description="groups of actions offered besides the profile's own: testing (full profile:"
+        " verify_text, verify_element, verify_value, verify_url)",
+    )
     dynamic_tools: bool = Field(
         True, description="forge: offer the session tools only while a session is open (false: always)"
     )
@@ -230,7 +235,7 @@ class Config(BaseModel):
                 raise ValueError(f"unknown categories {unknown}; the categories are: {', '.join(CATEGORIES)}")
         return v
 
-    @field_validator("disabled_actions", mode="before")
+    @field_validator("disabled_actions", "capabilities", mode="before")
     @classmethod
     def _disabled(cls, v: object) -> object:
         if isinstance(v, str):

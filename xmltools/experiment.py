@@ -110,7 +110,7 @@ class Variant:
     def system_prompt(self, registry: ToolRegistry | None = None) -> str:
         cfg = self.make_config()
         return self.renderer(cfg).system_prompt(
-            registry or ToolRegistry(profile=cfg.profile),
+            registry or ToolRegistry(profile=cfg.profile, capabilities=cfg.capabilities),
             cfg.viewport,
             file_urls=bool(cfg.allowed_file_roots) or "file" in cfg.allowed_schemes,
             observe=cfg.observe,
@@ -353,7 +353,9 @@ async def score_corpus(runs: Sequence[Sequence[str]], variant: Variant | None = 
         cfg = v.make_config()
         if dialect and "profile" not in v.config:  # a run is scored in the dialect it was written in
             cfg = cfg.model_copy(update={"profile": dialect})
-        registry = ToolRegistry(list(STANDARD_TOOLS.values()), profile=cfg.profile)
+        registry = ToolRegistry(
+            list(STANDARD_TOOLS.values()), profile=cfg.profile, capabilities=cfg.capabilities
+        )
         openers = [f"<{t.name}>" for t in registry.vocabulary]
         scores.runs += 1
         interp = AsyncInterpreter(  # every session, named ones too, is a stand-in: no page is needed
@@ -513,7 +515,9 @@ async def run_trials(
         stats = TrialStats(v.name, [])
         for k in range(1, trials + 1):
             cfg = v.make_config()
-            registry = ToolRegistry(list(STANDARD_TOOLS.values()), profile=cfg.profile)
+            registry = ToolRegistry(
+                list(STANDARD_TOOLS.values()), profile=cfg.profile, capabilities=cfg.capabilities
+            )
             interp = AsyncInterpreter(cfg, registry=registry)
             system = interp.system_prompt()
             path = out / f"{v.name}-{k}.jsonl"

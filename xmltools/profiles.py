@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from .actions import (
     TARGET_KINDS,
+    VERIFY_ACTIONS,
     ActionModel,
     Back,
     Click,
@@ -64,6 +65,10 @@ from .actions import (
     SwitchTab,
     Type,
     Upload,
+    VerifyElement,
+    VerifyText,
+    VerifyUrl,
+    VerifyValue,
     Wait,
     target_problem,
 )
@@ -219,10 +224,13 @@ class Profile:
     ask: frozenset[str] = frozenset()  # actions that ask for approval unless the host ruled on their category
     dynamic_tools: bool = False  # before a session is open, only the opener is offered
     label: str = "browser_action"  # how results name the browser tool
+    # actions offered only with a capability the host turns on: action -> capability ("testing")
+    optional: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(self.actions)
+        """The actions offered by default (those of a capability come only when it is on)."""
+        return tuple(a for a in self.actions if a not in self.optional)
 
     @property
     def syntax(self) -> ToolSyntax:
@@ -331,6 +339,10 @@ FULL = Profile(
         Wait,
         ScreenshotAction,
         Evaluate,
+        VerifyText,
+        VerifyElement,
+        VerifyValue,
+        VerifyUrl,
         Close,
     ),
     (
@@ -346,6 +358,7 @@ FULL = Profile(
     ),
     "system/browser_action_full.j2",
     sessions=True,
+    optional=MappingProxyType(dict.fromkeys(VERIFY_ACTIONS, "testing")),
 )
 
 # -- the seeds' dialects ---------------------------------------------------------------

@@ -213,8 +213,12 @@ def offered_actions(
     disabled: Iterable[str] = (),
     *,
     browser: bool = True,
+    capabilities: Iterable[str] = (),
 ) -> tuple[str, ...]:
     """The actions a registry offers: the profile's (or ``actions``, some of them), less the ``disabled``.
+
+    An action of a capability (the ``testing`` checks) is offered only when
+    ``capabilities`` names it, or when ``actions`` names the action itself.
 
     The one place where turning actions off is applied; the prompt lists what
     this returns, and validation refuses the rest as ``disabled_action``.
@@ -229,14 +233,19 @@ def offered_actions(
             f"disabled_actions names {unknown_off}, which the {profile.name} profile does not have;"
             f" its actions are: {', '.join(names)}"
         )
-    acts = tuple(actions) if actions is not None else names
+    given = set(capabilities)
+    acts = (
+        tuple(actions)
+        if actions is not None
+        else tuple(a for a in profile.actions if profile.optional.get(a) in (None, *given))
+    )
     unknown = [a for a in acts if a not in profile.actions]
     if unknown:
         raise ConfigError(f"unknown browser actions {unknown}; known: {', '.join(names)}")
     acts = tuple(a for a in acts if a not in off)
     if browser and (profile.opener not in acts or (profile.closer in names and profile.closer not in acts)):
         raise ConfigError(f"the {profile.opener} and {profile.closer} actions cannot be turned off")
-    return tuple(a for a in names if a in acts)
+    return tuple(a for a in profile.actions if a in acts)
 
 
 class ToolRegistry:
@@ -258,10 +267,13 @@ class ToolRegistry:
         actions: Iterable[str] | None = None,
         profile: ProfileName | Profile = "roo",
         disabled: Iterable[str] = (),
+        capabilities: Iterable[str] = (),
     ) -> None:
         self.browser = browser
         self.profile: Profile = get_profile(profile)
-        self.actions: tuple[str, ...] = offered_actions(self.profile, actions, disabled, browser=browser)
+        self.actions: tuple[str, ...] = offered_actions(
+            self.profile, actions, disabled, browser=browser, capabilities=capabilities
+        )
         self._tools: dict[str, Tool] = {}
         self._vocab: Vocabulary | None = None
         for t in tools:
@@ -410,9 +422,14 @@ class ToolRegistry:
                 fallback,
             )
         if action not in self.actions:
+            off = (
+                f"belongs to the {p.optional[action]} checks, which are not offered here"
+                if action in p.optional
+                else "is turned off here"
+            )
             return CallError(
                 "disabled_action",
-                f"the {action} action is turned off here; the actions are: {', '.join(self.actions)}",
+                f"the {action} action {off}; the actions are: {', '.join(self.actions)}",
                 tool,
                 p.action_param,
                 fallback,

@@ -436,7 +436,12 @@ def registry_for(transcript: Transcript) -> ToolRegistry:
     profile = transcript.header.config.get("profile", "roo")  # older transcripts: the classic actions
     if not isinstance(profile, str) or profile not in PROFILES:
         raise ConfigError(f"the transcript names a profile this version does not have: {profile!r}")
-    return ToolRegistry([STANDARD_TOOLS[n] for n in transcript.header.tools], profile=PROFILES[profile])
+    capabilities = transcript.header.config.get("capabilities") or ()
+    return ToolRegistry(
+        [STANDARD_TOOLS[n] for n in transcript.header.tools],
+        profile=PROFILES[profile],
+        capabilities=[str(c) for c in capabilities] if isinstance(capabilities, list | tuple) else (),
+    )
 
 
 def fill_base_url(text: str, base_url: str | None) -> str:

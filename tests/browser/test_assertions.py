@@ -129,3 +129,46 @@ def asyncio_run(coro: object) -> object:
     import asyncio
 
     return asyncio.run(coro)  # type: ignore[arg-type]
+
+
+async def test_the_testing_capability_lets_the_model_check_the_page(tmp_path: Path) -> None:
+    """verify_* are offered with capabilities = ["testing"]; a check that holds says so, one that does
+    not fails with what is there and is not the model's mistake; a replay fails on it when the page
+    changes."""
+    path = tmp_path / "flow.jsonl"
+    site = tmp_path / "site"
+    shutil.copytree(SITE / "rematch", site)
+    config = Config(profile="full", capabilities=("testing",))
+    with serve_directory(site) as base:
+        async with AsyncInterpreter(config) as it:
+            it.record(path, base_url=base)
+            await it.handle(ba("launch", url=f"{base}/order.html"))
+            await it.handle(ba("fill", selector="label=Note", text="rush"))
+            checks = [
+                ba("verify_text", text="Order 42"),
+                ba("verify_element", selector='role=button[name="Save"]'),
+                ba("verify_value", selector="#note", value="rush"),
+                ba("verify_url", url=f"{base}/order.html"),
+            ]
+            for call in checks:
+                turn = await it.handle(call)
+                obs = turn.outcomes[0].observation
+                assert turn.outcomes[0].status == "ok" and obs is not None, turn.outcomes[0].text
+                assert any(n.startswith("verified: ") for n in obs.notes), obs.notes
+            wrong = await it.handle(ba("verify_value", selector="#note", value="slow"))
+            assert wrong.outcomes[0].status == "failed" and wrong.mistakes == 0
+            said = wrong.messages[-1]["content"][0]["text"]
+            assert "The check does not hold: #note has the value 'slow': found 'rush'." in said, said
+            await it.handle(ba("close"))
+        recorded = load_transcript(path)
+        actions = [r.action for r in recorded.records if getattr(r, "action", None)]
+        assert actions[2:6] == ["verify_text", "verify_element", "verify_value", "verify_url"]
+        same = await replay(path, base_url=base, overrides={"drift": "warn"})
+        assert same.ok, same.summary()
+        page = site / "order.html"
+        page.write_text(page.read_text().replace("Order 42", "Order 43"))
+        broken = await replay(path, base_url=base, overrides={"drift": "warn"})
+    assert broken.outcome == "failed", broken.summary()
+    assert broken.failures[0].startswith(
+        "step 3: browser_action verify_text: failed (the check does not hold: text 'Order 42' is visible"
+    ), broken.failures

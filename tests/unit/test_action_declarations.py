@@ -127,7 +127,7 @@ def test_every_declared_example_is_a_correct_call(action: str, ctx: ActionContex
 @pytest.mark.parametrize("name", sorted(PROFILES))
 def test_every_action_a_profile_offers_validates_and_has_a_category(name: str, ctx: ActionContext) -> None:
     profile = PROFILES[name]
-    reg = ToolRegistry(profile=name)  # type: ignore[arg-type]
+    reg = ToolRegistry(profile=name, capabilities=set(profile.optional.values()))  # type: ignore[arg-type]
     policy = ApprovalPolicy()
     for written, form in profile.actions.items():
         assert form.model.category in CATEGORIES and form.model.summary, (name, written)
@@ -234,3 +234,20 @@ def test_every_module_of_the_actions_package_is_small() -> None:
         lines = len(path.read_text().splitlines())
         assert lines < 400, (path.name, lines)
         assert path.read_text().startswith('"""'), f"{path.name} opens with no docstring"
+
+
+def test_the_testing_checks_are_offered_only_with_their_capability(ctx: ActionContext) -> None:
+    plain = ToolRegistry(profile="full")
+    testing = ToolRegistry(profile="full", capabilities=["testing"])
+    checks = ("verify_text", "verify_element", "verify_value", "verify_url")
+    assert not set(checks) & set(plain.actions)
+    assert testing.actions[-5:] == (*checks, "close")  # in the profile's order, before close
+    refused = validate(plain, plain.example("verify_text"), ctx)
+    assert not isinstance(refused, ValidCall) and refused.code == "disabled_action"
+    assert "belongs to the testing checks, which are not offered here" in refused.message
+    assert isinstance(validate(testing, testing.example("verify_text"), ctx), ValidCall)
+    from xmltools.render import Renderer
+
+    shown = Renderer().system_prompt(testing)
+    assert all(f"- `{c}`" in shown for c in checks), shown
+    assert "verify_" not in Renderer().system_prompt(plain)

@@ -68,6 +68,7 @@ from .targets import (
     selector_kind,
     target_problem,
 )
+from .verify import VERIFY_ACTIONS, VerifyElement, VerifyText, VerifyUrl, VerifyValue
 
 __all__ = [
     "ACTIONS",
@@ -81,6 +82,7 @@ __all__ = [
     "SELECTOR_SHORTCUTS",
     "TARGET_KINDS",
     "TARGET_PARAMS",
+    "VERIFY_ACTIONS",
     "WAIT_UNTIL",
     "ActionContext",
     "ActionModel",
@@ -122,6 +124,10 @@ __all__ = [
     "TargetRule",
     "Type",
     "Upload",
+    "VerifyElement",
+    "VerifyText",
+    "VerifyUrl",
+    "VerifyValue",
     "Wait",
     "check_save_path",
     "check_upload_paths",
@@ -167,7 +173,11 @@ BrowserAction: TypeAlias = Annotated[
     | Wait
     | ScreenshotAction
     | Evaluate
-    | FillForm,
+    | FillForm
+    | VerifyText
+    | VerifyElement
+    | VerifyValue
+    | VerifyUrl,
     Field(discriminator="action"),
 ]
 

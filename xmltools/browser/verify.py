@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Page, expect
+from playwright.async_api import Locator, Page, expect
 
 from ..expectations import Expectation
 from .collect import clip
 from .targets import selector_locator
 
-__all__ = ["verify"]
+__all__ = ["verify", "verify_locator"]
 
 MAX_ANSWER = 300  # characters of what Playwright found, in the one line
 
@@ -48,9 +48,29 @@ async def verify(page: Page, exp: Expectation, timeout: float) -> str | None:
     return None
 
 
-def _found(message: str, exp: Expectation, page: Page) -> str:
+async def verify_locator(loc: Locator, value: str | None, timeout: float) -> str | None:
+    """None when the element ``loc`` finds is visible (or, with ``value``, holds it); else what is
+    there instead."""
+    exp = (
+        Expectation(kind="element", role="element")
+        if value is None
+        else Expectation(kind="value", target="element", value=value)
+    )
+    try:
+        if value is None:
+            await expect(loc.first).to_be_visible(timeout=timeout * 1000)
+        else:
+            await expect(loc).to_have_value(value, timeout=timeout * 1000)
+    except AssertionError as e:
+        return _found(str(e), exp, None)
+    except PlaywrightError as e:
+        return clip(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__, MAX_ANSWER)
+    return None
+
+
+def _found(message: str, exp: Expectation, page: Page | None) -> str:
     """Playwright's assertion message, shortened to what was there instead."""
-    if exp.kind == "url":
+    if exp.kind == "url" and page is not None:
         return f"the address is {page.url!r}"
     actual = message.split("Actual value:", 1)[1] if "Actual value:" in message else ""
     actual = actual.split("Call log:", 1)[0].split("\nError:", 1)[0].strip()

@@ -467,7 +467,9 @@ class _Held:
 
 def default_registry(config: Config) -> ToolRegistry:
     """The interpreter's own registry: the profile's actions, less the disabled ones."""
-    return ToolRegistry(profile=config.profile, disabled=config.disabled_actions)
+    return ToolRegistry(
+        profile=config.profile, disabled=config.disabled_actions, capabilities=config.capabilities
+    )
 
 
 def _too_large(blocks: list[Any]) -> bool:
