@@ -206,3 +206,28 @@ async def test_recorded_snapshots_are_compared_refs_aside(tmp_path: Path) -> Non
     )
     assert "ref=" not in drift[0].detail
     assert not [d for d in ignored.drifts if d.field == "snapshot"], ignored.summary()
+
+
+async def test_a_name_shared_elsewhere_is_told_apart_by_its_section_and_landmark(
+    browser: BrowserSession, site: str
+) -> None:
+    """Two buttons are named Save (the order's and the settings'): the recorded locators scope the name
+    by the nearest section with an id and by the landmark; on a page where the settings moved above
+    the order and the button got wrapped, the point reaches the other Save, and the order's is found."""
+    ok(await browser.launch(f"{site}/rematch/scoped.html"))
+    box = await browser.on_page(lambda p: p.locator("#order button").bounding_box())
+    tgt = target(at=Point(x=int(box["x"] + 20), y=int(box["y"] + 20)))
+    browser.prepare(record_identity=True)
+    obs = ok(await browser.act(action("click", tgt)))
+    browser.prepare(record_identity=False)
+    assert logged(obs) == ["SAVE ORDER"] and obs.identity is not None
+    assert obs.identity.locators[:2] == (
+        '#order >> role=button[name="Save"s]',
+        'role=main >> role=button[name="Save"s]',
+    ), obs.identity.locators
+    for _ in range(30):
+        ok(await browser.launch(f"{site}/__slow__/rematch/scoped-changed.html"))
+        browser.prepare(record_identity=False, expected=obs.identity)
+        again = ok(await browser.act(action("click", tgt)))
+        assert logged(again) == ["SAVE ORDER"], again.console
+        assert again.rematch is not None and again.rematch.found_by.startswith("#order >> ")

@@ -264,7 +264,23 @@ IDENTIFY = (
   const own = (el.innerText || '').replace(/\\s+/g, ' ').trim();
   const out = [];
   if (attrs['data-testid']) out.push('testid=' + q(attrs['data-testid']));
-  if (role && name) out.push('role=' + role + '[name=' + q(name) + 's]');
+  if (role && name) {
+    const byRole = 'role=' + role + '[name=' + q(name) + 's]';
+    out.push(byRole);
+    // the same role and name inside the nearest ancestor with an id, and the nearest landmark: these
+    // tell apart elements that share a name elsewhere on the page (a second "Save" in a footer)
+    const marks = { MAIN: 'main', NAV: 'navigation', HEADER: 'banner', FOOTER: 'contentinfo',
+                    ASIDE: 'complementary', FORM: 'form', DIALOG: 'dialog' };
+    const kinds = ['main', 'navigation', 'banner', 'contentinfo', 'complementary', 'form', 'region', 'dialog'];
+    let byId = '', byMark = '';
+    for (let e = el.parentElement; e && e !== document.body && !(byId && byMark); e = e.parentElement) {
+      if (!byId && e.id && /^[A-Za-z][\\w-]*$/.test(e.id)) byId = '#' + e.id + ' >> ' + byRole;
+      const r0 = e.getAttribute('role') || marks[e.tagName];
+      if (!byMark && kinds.includes(r0)) byMark = 'role=' + r0 + ' >> ' + byRole;
+    }
+    if (byId) out.push(byId);
+    if (byMark) out.push(byMark);
+  }
   if (label) out.push('label=' + q(label));
   if (attrs.placeholder) out.push('placeholder=' + q(attrs.placeholder));
   if (own && own.length <= 60 && !['input', 'textarea', 'select'].includes(tag)) out.push('text=' + q(own));
