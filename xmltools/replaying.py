@@ -30,6 +30,7 @@ from .interpreter import AsyncInterpreter
 from .models import AnyModel
 from .offline import RecordedBrowser, RecordedSession
 from .parser import ToolUse
+from .profiles import DEFAULT_SESSION
 from .replay_checks import (
     Drift,
     ReplayStep,
@@ -416,7 +417,9 @@ async def replay(
             else:
                 for r in recorded:  # the element each action acted on, to be checked before it acts again
                     if r.observation is not None and r.observation.identity is not None:
-                        interp.expect(r.observation.identity)
+                        call = ToolUse(r.call.name, r.call.params)
+                        session = interp.registry.session_of(call) or DEFAULT_SESSION
+                        interp.expect(r.observation.identity, session)
             turn = await interp.handle(fill_base_url(assistant.content, base_url))
             answered: ToolUse | None = None
             if turn.approval_required is not None and answer is not None:

@@ -231,3 +231,24 @@ async def test_a_name_shared_elsewhere_is_told_apart_by_its_section_and_landmark
         again = ok(await browser.act(action("click", tgt)))
         assert logged(again) == ["SAVE ORDER"], again.console
         assert again.rematch is not None and again.rematch.found_by.startswith("#order >> ")
+
+
+async def test_a_named_session_s_element_is_checked_too(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(SITE / "rematch", site)
+    flow = scenario(
+        tmp_path / "flow.jsonl",
+        ba("launch", session="shop", url="{base_url}/order.html"),
+        ba("click", session="shop", coordinate="100,110"),
+        ba("close", session="shop"),
+        header={"config": {"profile": "full"}},
+    )
+    recorded = tmp_path / "rec" / "flow.jsonl"
+    with serve_directory(site) as base:
+        assert (await replay(flow, base_url=base, record=recorded)).ok
+    (site / "order.html").write_text((site / "changed.html").read_text())
+    with serve_directory(site) as base:
+        again = await replay(recorded, base_url=base)
+    assert [len(s.rematched) for s in again.steps] == [0, 1, 0], again.summary()
+    click = again.steps[1].turn.outcomes[0].observation
+    assert click is not None and logged(click) == ["SAVE"], click.console

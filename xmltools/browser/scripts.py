@@ -271,7 +271,8 @@ IDENTIFY = (
     // tell apart elements that share a name elsewhere on the page (a second "Save" in a footer)
     const marks = { MAIN: 'main', NAV: 'navigation', HEADER: 'banner', FOOTER: 'contentinfo',
                     ASIDE: 'complementary', FORM: 'form', DIALOG: 'dialog' };
-    const kinds = ['main', 'navigation', 'banner', 'contentinfo', 'complementary', 'form', 'region', 'dialog'];
+    const kinds = ['main', 'navigation', 'banner', 'contentinfo', 'complementary', 'form', 'region',
+                   'dialog'];
     let byId = '', byMark = '';
     for (let e = el.parentElement; e && e !== document.body && !(byId && byMark); e = e.parentElement) {
       if (!byId && e.id && /^[A-Za-z][\\w-]*$/.test(e.id)) byId = '#' + e.id + ' >> ' + byRole;
