@@ -25,6 +25,7 @@ _BASE = {"errors", "quoting", "results", "expectations"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "expectations": set(),
+    "stats": set(),
     "quoting": set(),
     "results": set(),
     "parser": {"errors"},
