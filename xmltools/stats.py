@@ -93,7 +93,7 @@ def mcnemar(b: int, c: int) -> float:
     if n == 0:
         return 1.0
     k = min(b, c)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / math.pow(2, n)
     return min(1.0, 2 * tail)
 
 
@@ -146,7 +146,7 @@ def compare(
     rng = random.Random(seed)
     means = sorted(sum(rng.choices(diffs, k=n)) / n for _ in range(samples))
     low = means[int(0.025 * (samples - 1))]
-    high = means[int(math.ceil(0.975 * (samples - 1)))]
+    high = means[math.ceil(0.975 * (samples - 1))]
     only_a = sum(1 for x, y in zip(a, b, strict=True) if x and not y)
     only_b = sum(1 for x, y in zip(a, b, strict=True) if y and not x)
     return Comparison(a_name, b_name, n, sum(diffs) / n, low, high, mcnemar(only_a, only_b))
