@@ -41,6 +41,7 @@ Options, in the manner of pytest-recording and pytest-playwright:
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import re
 import shutil
 import tempfile
@@ -97,10 +98,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--xmltools-executable", default=None, metavar="PATH", help="the Chromium to run")
     group.addoption("--xmltools-remote", default=None, metavar="URL", help="connect to this browser")
-    # pytest-playwright has the same option; when it is there already, its value is read
+    if importlib.util.find_spec("pytest_playwright") is None:  # nothing else offers --headed
+        _add_headed(parser)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(parser: pytest.Parser) -> Iterator[None]:
+    """``--headed``, once every plugin is in: pytest-playwright has the same option, and of two
+    plugins adding it the second fails, in whichever order they load.  Its value is read then."""
+    try:
+        return (yield)
+    finally:
+        _add_headed(parser)
+
+
+def _add_headed(parser: pytest.Parser) -> None:
     taken = {name for g in parser._groups for o in g.options for name in o.names()}
     if "--headed" not in taken:
-        group.addoption("--headed", action="store_true", default=False, help="show the browser window")
+        parser.getgroup("xmltools").addoption(
+            "--headed", action="store_true", default=False, help="show the browser window"
+        )
 
 
 def pytest_configure(config: pytest.Config) -> None:
