@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 from helpers import ba
+from test_export_chromium import run_exported
+
+from xmltools.cli import main
 
 from xmltools.config import Config
 from xmltools.interpreter import Interpreter
@@ -117,3 +120,17 @@ def test_a_real_site_redesigned_replays_by_identity_and_a_removed_target_fails(t
     assert gone.failures[0].startswith(
         'step 2: browser_action click: failed (the recorded element link "Introduction" was not found'
     ), gone.failures
+
+
+def test_the_exported_test_of_the_real_site_passes_on_it(tmp_path: Path) -> None:
+    site = copy_docs(tmp_path / "site")
+    path = tmp_path / "docs.jsonl"
+    record(site, path)
+    test = tmp_path / "exported" / "test_docs.py"
+    test.parent.mkdir()
+    assert main(["export", str(path), "--pytest", "-o", str(test)]) == 0
+    code = test.read_text()
+    assert """selector = '#the-python-standard-library >> role=link[name="Introduction"s]'""" in code, code
+    done = run_exported(test, site, "-p", "playwright")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "1 passed" in done.stdout
