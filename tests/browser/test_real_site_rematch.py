@@ -15,7 +15,6 @@ from helpers import ba
 from test_export_chromium import run_exported
 
 from xmltools.cli import main
-
 from xmltools.config import Config
 from xmltools.interpreter import Interpreter
 from xmltools.replaying import ReplayResult, replay
