@@ -30,6 +30,7 @@ __all__ = [
     "OpenAIModel",
     "Usage",
     "anthropic_messages",
+    "build_model",
     "model_chunks",
 ]
 
@@ -482,3 +483,62 @@ async def model_chunks(model: AnyModel, messages: list[dict[str, Any]]) -> Async
             await chunks.aclose()  # a cut stream closes the model's iterator now
     else:
         raise UsageError(f"the model returned {type(out).__name__}; return str or an iterator of str chunks")
+
+
+def build_model(
+    provider: str,
+    name: str,
+    *,
+    base_url: str | None,
+    api_key_env: str | None,
+    retries: int = 2,
+    stream: bool = True,
+    options: dict[str, Any] | None = None,
+    flag: str = "--base-url",
+) -> OpenAIModel | AnthropicModel:
+    """The model to talk to: ``provider`` openai (any compatible server, the ``openai`` SDK) or
+    anthropic (its SDK).  A missing key variable or address is a UsageError of one line, naming
+    ``flag`` (the option that gives the address)."""
+    import os
+
+    options = dict(options or {})
+    key: str | None = None
+    if api_key_env:
+        if api_key_env not in os.environ:
+            raise UsageError(
+                f"{flag.replace('base-url', 'api-key-env')} {api_key_env}: that variable is not set"
+            )
+        key = os.environ[api_key_env]
+    if provider == "anthropic":
+        try:
+            import anthropic
+        except ImportError as e:  # pragma: no cover - the extra is missing
+            raise UsageError(
+                "the anthropic provider needs the anthropic package: pip install 'xmltools[anthropic]'"
+            ) from e
+        # without a base URL and a key variable the SDK reads ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY
+        client_args: dict[str, Any] = {"max_retries": retries}
+        if base_url:
+            client_args["base_url"] = base_url
+        if key is not None:
+            client_args["api_key"] = key
+        max_tokens = options.pop("max_tokens", 4096)
+        return AnthropicModel(
+            anthropic.Anthropic(**client_args), name, stream=stream, max_tokens=max_tokens, **options
+        )
+    try:
+        import openai
+    except ImportError as e:  # pragma: no cover - the extra is missing
+        raise UsageError(
+            "the openai provider needs the openai package: pip install 'xmltools[openai]'"
+        ) from e
+    base_url = base_url or os.environ.get("OPENAI_BASE_URL")  # as the SDK itself reads it
+    if not base_url:
+        raise UsageError(
+            f"{flag} (or OPENAI_BASE_URL) is needed with the openai provider,"
+            " such as http://127.0.0.1:8000/v1"
+        )
+    if key is None:
+        key = os.environ.get("OPENAI_API_KEY") or "not-needed"
+    client = openai.OpenAI(base_url=base_url, api_key=key, max_retries=retries)
+    return OpenAIModel(client, name, stream=stream, **options)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 from helpers import ba
 from openai_server import ScriptedServer
 
+from xmltools.lab.store import Store
 from xmltools.transcript import load_transcript
 
 ROOT = Path(__file__).parents[2]
@@ -71,26 +71,26 @@ def test_live_trials_show_the_difference_between_variants(site: str, tmp_path: P
             "--model", "scripted",
             "--base-url", base,
             "--trials", "2",
+            "--check", "url=/form.html",
             "--out", str(out),
         )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
-    summary = json.loads((out / "summary.json").read_text())
-    by = {s["variant"]: s for s in summary}
-    assert by["careful"]["success_rate"] == 1.0 and by["loose"]["success_rate"] == 1.0
-    assert by["careful"]["mistakes"]["mean"] == 0 and by["loose"]["mistakes"]["mean"] == 2
-    assert by["careful"]["turns"]["mean"] == 5 and by["loose"]["turns"]["mean"] == 7
-    assert by["loose"]["tokens"]["mean"] > by["careful"]["tokens"]["mean"] > 0
-    # the stream is cut after each call, before the server's usage: those counts are estimates, marked
-    assert by["loose"]["tokens_estimated"] is True
+    rows = {(row.variant, row.idx): row for row in Store(out / "results.sqlite").trials()}
+    assert sorted(rows) == [("careful", 1), ("careful", 2), ("loose", 1), ("loose", 2)]
+    assert all(row.passed and row.claimed for row in rows.values())  # the check holds for both
+    assert {row.turns for (v, _), row in rows.items() if v == "careful"} == {5}
+    assert {row.turns for (v, _), row in rows.items() if v == "loose"} == {7}
+    loose = rows[("loose", 1)]
+    assert (loose.first_error or "").startswith("browser_action click: "), loose.first_error  # before launch
+    assert rows[("careful", 1)].first_error is None
+    assert all(row.checks == [{"check": "url '/form.html'", "problem": None}] for row in rows.values())
     table = r.stdout[r.stdout.index("variant  ") :]
-    assert "careful  2/2" in table and "loose    2/2" in table and "~" in table
-    # each trial's transcript is saved, traced to its prompt, and linked from the summary
-    t = load_transcript(out / "loose-1.jsonl")
+    assert "careful  scripted  task" in table and "2/2 = 100%" in table
+    assert "no difference detected between loose and careful at n=2" in table
+    # each trial's transcript is saved, traced to its prompt
+    t = load_transcript(out / loose.transcript)  # type: ignore[operator]
     assert t.header.variant == "loose" and t.header.templates["system/browser_action.j2"]
+    careful = load_transcript(out / rows[("careful", 1)].transcript)  # type: ignore[operator]
     assert (
-        t.header.templates["system/browser_action.j2"]
-        != load_transcript(out / "careful-1.jsonl").header.templates["system/browser_action.j2"]
+        t.header.templates["system/browser_action.j2"] != careful.header.templates["system/browser_action.j2"]
     )
-    html = (out / "summary.html").read_text()
-    for name in ("careful-1.html", "careful-2.html", "loose-1.html", "loose-2.html"):
-        assert f'href="{name}"' in html and (out / name).exists()

@@ -13,7 +13,6 @@ from .commands import (
     cmd_config,
     cmd_demo,
     cmd_doctor,
-    cmd_experiment,
     cmd_parse,
     cmd_prompt,
     cmd_replay,
@@ -21,6 +20,7 @@ from .commands import (
     cmd_score,
 )
 from .common import tool_arg
+from .experiment import cmd_experiment
 from .run import cmd_run
 
 PROFILE_NAMES = ("roo", "full", "aleph", "fractal", "forge")
@@ -115,17 +115,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_score)
 
-    p = sub.add_parser("experiment", help="live trials of prompt variants against an OpenAI-compatible model")
-    p.add_argument(
-        "--variants", nargs="+", required=True, metavar="DIR", help="variant folders ('default' for none)"
+    p = sub.add_parser(
+        "experiment",
+        help="prompt experiments: a matrix of variants, models and tasks, each trial checked on its page",
+        description="xmltools experiment run FILE.toml runs an experiment file; xmltools experiment show"
+        " DB prints its matrix again. The flags below run one task as a shorthand. Exit codes: 0 the run"
+        " ended; 2 a usage error (a bad file or flag); 3 the environment (no browser, a model that"
+        " cannot be reached: what was done is kept, and a rerun resumes).",
     )
-    p.add_argument("--task", required=True)
-    p.add_argument("--model", required=True)
-    p.add_argument("--base-url", required=True)
+    p.add_argument("what", nargs="?", choices=["run", "show"], help="run an experiment file, or show a run")
+    p.add_argument("file", nargs="?", help="the experiment file (run), or the results database (show)")
+    p.add_argument("--variants", nargs="+", metavar="DIR", help="variant folders ('default' for none)")
+    p.add_argument("--task", help="the instruction (shorthand for one task)")
+    p.add_argument("--model", help="the model's name")
+    p.add_argument("--base-url", default=None)
+    p.add_argument("--provider", choices=["openai", "anthropic"], default="openai")
     p.add_argument("--api-key-env", default=None, metavar="VAR")
-    p.add_argument("--trials", type=int, default=3)
-    p.add_argument("--max-turns", type=int, default=20)
-    p.add_argument("--out", default="out/experiment", help="where transcripts, reports and the summary go")
+    p.add_argument(
+        "--check",
+        action="append",
+        default=[],
+        metavar="KIND=VALUE",
+        help="a check of the final page or answer (url=/done.html, text=Saved, js=..., answer=...)",
+    )
+    p.add_argument("--trials", type=int, default=None)
+    p.add_argument("--max-turns", type=int, default=None)
+    p.add_argument("--max-cost", type=float, default=None, help="start no trial once the run cost this much")
+    p.add_argument("--concurrency", type=int, default=None, help="trials at once (default: the pool's)")
+    p.add_argument("--no-cache", action="store_true", help="ask the model every time")
+    p.add_argument("--fresh", action="store_true", help="start over: forget the earlier results in --out")
+    p.add_argument("--csv", action="store_true", help="show: the trials as CSV")
+    p.add_argument("--json", action="store_true", help="show: the trials as JSON")
+    p.add_argument(
+        "--out", default="out/experiment", help="where results.sqlite, transcripts and the cache go"
+    )
     p.set_defaults(func=cmd_experiment)
 
     p = sub.add_parser("doctor", help="find the browser, launch it, load a page, take a screenshot")

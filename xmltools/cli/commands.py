@@ -125,9 +125,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
             "trace_dir": args.trace_dir,
         }
         if args.heal:
-            from .run import make_model
+            from ..models import build_model
 
-            common["heal"] = make_model(
+            common["heal"] = build_model(
                 args.heal_provider,
                 args.heal,
                 base_url=args.heal_base_url,
@@ -237,42 +237,6 @@ def cmd_score(args: argparse.Namespace) -> int:
         print(json.dumps([s.to_json() for s in scores], indent=2))
     else:
         print(format_scores(scores))
-    return 0
-
-
-def cmd_experiment(args: argparse.Namespace) -> int:
-    import asyncio
-    import os
-
-    import openai
-
-    from ..experiment import Variant, format_trials, run_trials
-    from ..models import OpenAIModel
-
-    key = (
-        os.environ.get(args.api_key_env, "") if args.api_key_env else os.environ.get("OPENAI_API_KEY", "none")
-    )
-    if args.api_key_env and not key:
-        raise UsageError(f"--api-key-env {args.api_key_env}: that variable is not set")
-    variants = [Variant.load(v) if v != "default" else Variant.default() for v in args.variants]
-
-    def model() -> OpenAIModel:
-        return OpenAIModel(openai.AsyncOpenAI(base_url=args.base_url, api_key=key, max_retries=2), args.model)
-
-    stats = asyncio.run(
-        run_trials(
-            variants,
-            args.task,
-            model,
-            trials=args.trials,
-            out_dir=args.out,
-            max_turns=args.max_turns,
-            progress=lambda line: print(line, flush=True),
-        )
-    )
-    print()
-    print(format_trials(stats))
-    print(f"\nsummary: {args.out}/summary.html")
     return 0
 
 

@@ -12,7 +12,6 @@ from ..errors import UsageError, XmltoolsError
 if TYPE_CHECKING:
     from ..config import Config
     from ..interpreter import AsyncInterpreter
-    from ..models import AnthropicModel, OpenAIModel
     from ..tools import Tool
     from ..transcript import TranscriptWriter
 
@@ -52,66 +51,6 @@ def _run_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def make_model(
-    provider: str,
-    name: str,
-    *,
-    base_url: str | None,
-    api_key_env: str | None,
-    retries: int = 2,
-    stream: bool = True,
-    options: dict[str, Any] | None = None,
-    flag: str = "--base-url",
-) -> OpenAIModel | AnthropicModel:
-    """The model a command talks to: ``provider`` openai (any compatible server) or anthropic.
-    A missing key variable or address is a one-line usage error."""
-    import os
-
-    from ..models import AnthropicModel, OpenAIModel
-
-    options = dict(options or {})
-    key: str | None = None
-    if api_key_env:
-        if api_key_env not in os.environ:
-            raise UsageError(
-                f"{flag.replace('base-url', 'api-key-env')} {api_key_env}: that variable is not set"
-            )
-        key = os.environ[api_key_env]
-    if provider == "anthropic":
-        try:
-            import anthropic
-        except ImportError as e:  # pragma: no cover - the extra is missing
-            raise UsageError(
-                "the anthropic provider needs the anthropic package: pip install 'xmltools[anthropic]'"
-            ) from e
-        # without a base URL and a key variable the SDK reads ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY
-        client_args: dict[str, Any] = {"max_retries": retries}
-        if base_url:
-            client_args["base_url"] = base_url
-        if key is not None:
-            client_args["api_key"] = key
-        max_tokens = options.pop("max_tokens", 4096)
-        return AnthropicModel(
-            anthropic.Anthropic(**client_args), name, stream=stream, max_tokens=max_tokens, **options
-        )
-    try:
-        import openai
-    except ImportError as e:  # pragma: no cover - the extra is missing
-        raise UsageError(
-            "the openai provider needs the openai package: pip install 'xmltools[openai]'"
-        ) from e
-    base_url = base_url or os.environ.get("OPENAI_BASE_URL")  # as the SDK itself reads it
-    if not base_url:
-        raise UsageError(
-            f"{flag} (or OPENAI_BASE_URL) is needed with the openai provider,"
-            " such as http://127.0.0.1:8000/v1"
-        )
-    if key is None:
-        key = os.environ.get("OPENAI_API_KEY") or "not-needed"
-    client = openai.OpenAI(base_url=base_url, api_key=key, max_retries=retries)
-    return OpenAIModel(client, name, stream=stream, **options)
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     import os
 
@@ -122,11 +61,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from ..interpreter import AsyncInterpreter
     from ..loop import LoopEvent, loop_registry, run_loop, turn_line
+    from ..models import build_model
     from ..report import write_report
     from ..tools import COMPLETION_TOOL
 
     config = load_config(args)
-    model = make_model(
+    model = build_model(
         args.provider,
         args.model,
         base_url=args.base_url,

@@ -1,0 +1,195 @@
+"""Prompt experiments in a real Chromium against a scripted, seeded OpenAI-compatible server: variant A
+signs in 30% of the time and B 80%, and a failed trial sometimes claims success on the wrong page.  The
+checks catch the false claims; parallel and serial runs agree; a cached rerun makes no request; costs
+are the server's usage times the prices; a killed run resumes with no trial recorded twice."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import openai
+from helpers import SITE, ba
+from openai_server import ScriptedServer
+
+from xmltools.lab import Experiment, load_experiment, run_experiment
+from xmltools.lab.matrix import cells, comparisons, format_matrix
+from xmltools.models import OpenAIModel
+
+TRIALS = 5
+PRICE_IN, PRICE_OUT = 1.5, 6.0  # dollars per million tokens
+DONE = "<attempt_completion><result>signed in as Ada</result></attempt_completion>"
+
+
+def script(site: str) -> Any:
+    """Each conversation draws its fate from the trial's seed (the request's ``user``): A succeeds with
+    probability 0.3, B with 0.8; half the failures sign in as Bob and claim success anyway, the other
+    half open the wrong page and claim success there."""
+
+    def reply(body: dict[str, Any]) -> str:
+        rng = random.Random(body.get("user", "one fate for all"))  # the CLI run sends no user
+        p = 0.8 if "PLAN-B" in body["messages"][0]["content"] else 0.3
+        fate = "good" if rng.random() < p else rng.choice(["bob", "lost"])
+        start = body["messages"][1]["content"].rsplit("Start at ", 1)[1].strip()
+        steps = {
+            "good": [ba("launch", url=start), ba("click", coordinate="150,97"), ba("type", text="Ada")],
+            "bob": [ba("launch", url=start), ba("click", coordinate="150,97"), ba("type", text="Bob")],
+            "lost": [ba("launch", url=start.replace("form.html", "index.html"))],
+        }[fate]
+        if fate != "lost":
+            steps.append(ba("press", text="Enter"))
+        steps += [ba("close"), DONE]
+        n = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        return steps[n] if n < len(steps) else "done"
+
+    return reply
+
+
+def experiment_file(tmp_path: Path) -> Path:
+    for name in ("a", "b"):
+        folder = tmp_path / "variants" / name / "system"
+        folder.mkdir(parents=True)
+        original = (SITE.parents[1] / "prompts" / "system" / "browser_action.j2").read_text()
+        (folder / "browser_action.j2").write_text(f"PLAN-{name.upper()}\n{original}")
+    path = tmp_path / "exp.toml"
+    path.write_text(
+        f"""
+trials = {TRIALS}
+
+[[variants]]
+name = "A"
+templates = "variants/a"
+
+[[variants]]
+name = "B"
+templates = "variants/b"
+
+[[models]]
+name = "scripted"
+base_url = "http://127.0.0.1:9/v1"
+price_in = {PRICE_IN}
+price_out = {PRICE_OUT}
+max_requests = 4
+
+[[tasks]]
+id = "sign-in"
+serve = "{SITE}"
+start = "form.html"
+instruction = "Sign in as Ada: type the name and press Enter."
+checks = [{{ kind = "url", value = "/form.html" }}, {{ kind = "text", value = "Welcome, Ada!" }}]
+"""
+    )
+    return path
+
+
+def maker(base: str) -> Any:
+    def make(spec: Any, cell: tuple[str, str, str, int]) -> OpenAIModel:
+        client = openai.AsyncOpenAI(base_url=base, api_key="k", max_retries=0, timeout=30)
+        return OpenAIModel(client, spec.api_name, user="-".join(map(str, cell)))
+
+    return make
+
+
+def outcomes(rows: list[Any], tokens: bool = False) -> dict[tuple[str, str, str, int], tuple[Any, ...]]:
+    """Each trial's verdict; with ``tokens``, its prompt's token count too (a screenshot's size, and so
+    the prompt's, varies a little from run to run: only a cached rerun repeats it exactly)."""
+    return {
+        r.key: (r.passed, r.claimed, r.stop_reason, r.turns, r.completion_tokens)
+        + ((r.prompt_tokens,) if tokens else ())
+        for r in rows
+    }
+
+
+def test_a_matrix_is_verified_parallel_as_serial_cached_and_priced(tmp_path: Path) -> None:
+    exp: Experiment = load_experiment(experiment_file(tmp_path))
+    server = ScriptedServer(script(""))
+    with server.running() as base:
+        serial = asyncio.run(
+            run_experiment(exp, tmp_path / "serial", concurrency=1, cache=False, make_model=maker(base))
+        )
+        asked = len(server.requests)
+        parallel = asyncio.run(
+            run_experiment(exp, tmp_path / "parallel", concurrency=4, make_model=maker(base))
+        )
+        assert len(server.requests) == 2 * asked  # the same conversations, asked again
+        again = asyncio.run(
+            run_experiment(exp, tmp_path / "parallel", concurrency=4, fresh=True, make_model=maker(base))
+        )
+        assert len(server.requests) == 2 * asked  # every reply from the cache: no request
+    assert outcomes(serial.rows) == outcomes(parallel.rows)
+    assert outcomes(parallel.rows, tokens=True) == outcomes(again.rows, tokens=True)
+    assert sum(r.cost for r in again.rows) == sum(r.cost for r in parallel.rows)
+    assert all(r.cached for r in again.rows) and not any(r.cached for r in parallel.rows)
+
+    # the checks, not the claims, decide; every failure here claimed success
+    rows = serial.rows
+    assert all(r.claimed for r in rows)
+    false = [r for r in rows if r.false_claim]
+    assert false and all(not r.passed for r in false)
+    lost = [r for r in false if any("the address is" in (c["problem"] or "") for c in r.checks)]
+    assert lost, "a false claim on the wrong page is caught by the url check"
+
+    # costs: the server's reported usage times the prices
+    prompt = sum(sum(len(json.dumps(m)) // 4 for m in q["messages"]) for q in server.requests[:asked])
+    assert sum(r.prompt_tokens for r in rows) == prompt
+    total = sum(r.cost for r in rows)
+    expected = (prompt * PRICE_IN + sum(r.completion_tokens for r in rows) * PRICE_OUT) / 1e6
+    assert abs(total - expected) < 1e-6 and not any(r.estimated for r in rows)
+
+    # the matrix: rates with intervals that hold the true rates, and the comparison in words
+    by = {c.variant: c for c in cells(rows)}
+    assert by["A"].rate.low <= 0.3 <= by["A"].rate.high and by["B"].rate.low <= 0.8 <= by["B"].rate.high
+    (comparison,) = comparisons(rows)
+    assert comparison.a == "A" and comparison.b == "B" and comparison.pairs == TRIALS
+    text = format_matrix(rows)
+    assert "pass@1" in text and comparison.sentence() in text
+
+
+def test_a_killed_run_resumes_and_no_trial_is_recorded_twice(tmp_path: Path) -> None:
+    path = experiment_file(tmp_path)
+    out = tmp_path / "out"
+    server = ScriptedServer(script(""), delay=0.01)
+    with server.running() as base:
+        text = path.read_text().replace("http://127.0.0.1:9/v1", base)
+        path.write_text(text)
+        cmd = [sys.executable, "-m", "xmltools.cli", "experiment", "run", str(path), "--out", str(out)]
+        cmd += ["--concurrency", "2", "--no-cache"]
+        run = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        db = out / "results.sqlite"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and _count(db) < 4:
+            time.sleep(0.1)
+        run.kill()
+        run.wait(timeout=30)
+        before = {r[0]: r[1] for r in _rows(db)}
+        assert 4 <= len(before) < 2 * TRIALS, before
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    after = _rows(db)
+    assert len(after) == 2 * TRIALS and len({r[0] for r in after}) == 2 * TRIALS
+    assert all(dict(after)[k] == v for k, v in before.items())  # the finished trials were not run again
+    assert f"resumed: {len(before)} trials were already in" in done.stdout
+
+
+def _count(db: Path) -> int:
+    try:
+        return len(_rows(db))
+    except sqlite3.Error:
+        return 0
+
+
+def _rows(db: Path) -> list[tuple[str, str]]:
+    if not db.exists():
+        return []
+    with sqlite3.connect(db) as c:
+        return [
+            (f"{v}|{m}|{t}|{k}", finished)
+            for v, m, t, k, finished in c.execute("SELECT variant, model, task, idx, finished FROM trials")
+        ]

@@ -1,0 +1,128 @@
+"""Experiments without a browser: the file, the database, the cache and the matrix."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from xmltools.cli import main
+from xmltools.errors import ConfigError, UsageError
+from xmltools.lab.cache import CachedModel
+from xmltools.lab.matrix import format_matrix
+from xmltools.lab.plan import load_experiment
+from xmltools.lab.store import Store, TrialRow
+
+GOOD = """
+trials = 3
+[[variants]]
+name = "A"
+[[variants]]
+name = "B"
+[[models]]
+name = "m"
+price_in = 2.0
+price_out = 8.0
+[[tasks]]
+id = "t"
+url = "http://127.0.0.1:9/"
+instruction = "do it"
+checks = [{ kind = "url", value = "/done.html" }]
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "exp.toml"
+    path.write_text(text)
+    return path
+
+
+def test_an_experiment_file_is_read_and_its_cells_counted(tmp_path: Path) -> None:
+    exp = load_experiment(write(tmp_path, GOOD))
+    assert len(exp.cells()) == 2 * 1 * 1 * 3 and exp.cells()[0] == ("A", "m", "t", 1)
+    assert exp.model("m").cost(1_000_000, 500_000) == 2.0 + 4.0
+    assert exp.fingerprint() == exp.model_copy(update={"trials": 9}).fingerprint()  # more trials: same run
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (('[[variants]]\nname = "B"', '[[variants]]\nname = "A"'), "names ['A'] are used twice"),
+        (("trials = 3", "trials = 0"), "trials: Input should be greater than or equal to 1"),
+        (('instruction = "do it"', 'instruction = "do it"\nserve = "."'), "has both url and serve"),
+        (('name = "m"', 'name = "m"\ncolour = 1'), "models.0.colour: Extra inputs"),
+        (("trials = 3", "trials = ["), "not valid TOML"),
+    ],
+)
+def test_a_bad_file_is_one_line_naming_the_field(tmp_path: Path, change: tuple[str, str], said: str) -> None:
+    with pytest.raises(ConfigError, match=r"exp\.toml: .*" + said.replace("[", r"\[").replace("]", r"\]")):
+        load_experiment(write(tmp_path, GOOD.replace(*change, 1)))
+
+
+def row(v: str, k: int, passed: bool, claimed: bool = True) -> TrialRow:
+    return TrialRow(v, "m", "t", k, passed, claimed, "completed", 4, 1000, 100, False, False, 0.01, 1.0,
+                    "ok", [{"check": "url '/done.html'", "problem": None if passed else "the address is 'x'"}],
+                    None, None, "2026-01-01T00:00:00+00:00")  # fmt: skip
+
+
+def test_the_store_resumes_and_refuses_another_experiment(tmp_path: Path) -> None:
+    store = Store(tmp_path / "r.sqlite")
+    store.start("abc")
+    store.add(row("A", 1, True))
+    store.add(row("A", 1, True))  # written twice: one row
+    again = Store(tmp_path / "r.sqlite")
+    again.start("abc")
+    assert again.done() == {("A", "m", "t", 1)} and len(again.trials()) == 1
+    with pytest.raises(UsageError, match="holds the results of another experiment"):
+        Store(tmp_path / "r.sqlite").start("xyz")
+
+
+def test_the_matrix_and_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = Store(tmp_path / "r.sqlite")
+    for k in range(1, 9):
+        store.add(row("A", k, k <= 2))
+        store.add(row("B", k, k <= 7))
+    text = format_matrix(store.trials())
+    assert "2/8 = 25% (95% CI 7%–59%)" in text and "6/8" in text  # false claims of A
+    assert "B beats A by 62 points" in text
+    assert main(["experiment", "show", str(tmp_path / "r.sqlite"), "--json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert len(records) == 16 and sum(r["false_claim"] for r in records) == 7
+    assert main(["experiment", "show", str(tmp_path / "r.sqlite"), "--csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("variant,model,task,idx,passed")
+    assert main(["experiment", "show", str(tmp_path / "none.sqlite")]) == 2
+
+
+def test_the_cache_answers_a_repeat_with_no_call_and_its_address_in_place(tmp_path: Path) -> None:
+    asked: list[Any] = []
+
+    def model(messages: list[dict[str, Any]]) -> str:
+        asked.append(messages)
+        return (
+            "<browser_action><action>launch</action><url>http://127.0.0.1:1111/a.html</url></browser_action>"
+        )
+
+    def msgs(port: int, image: str) -> list[dict[str, Any]]:
+        return [
+            {"role": "user", "content": f"Start at http://127.0.0.1:{port}/a.html"},
+            {"role": "user", "content": [{"type": "text", "text": "page"}, {"type": "image_url", "image_url": {"url": image}}]},
+        ]  # fmt: skip
+
+    first = CachedModel(model, {"model": "x"}, "1", tmp_path, base_url="http://127.0.0.1:1111")
+    assert "1111" in asyncio.run(first(msgs(1111, "data:a")))
+    later = CachedModel(model, {"model": "x"}, "1", tmp_path, base_url="http://127.0.0.1:2222")
+    reply = asyncio.run(later(msgs(2222, "data:b")))  # another port, another screenshot: a hit
+    assert len(asked) == 1 and later.hits == 1 and "http://127.0.0.1:2222/a.html" in reply
+    other = CachedModel(model, {"model": "x"}, "2", tmp_path, base_url="http://127.0.0.1:2222")
+    asyncio.run(other(msgs(2222, "data:b")))  # another trial index: its own draw
+    assert len(asked) == 2 and other.usage.estimated_calls == 1  # a callable reports no usage
+
+
+def test_experiment_needs_a_file_or_the_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["experiment", "run"]) == 2
+    assert "experiment run needs the experiment file" in capsys.readouterr().err
+    assert main(["experiment", "--task", "x"]) == 2
+    assert "missing --variants, --model" in capsys.readouterr().err

@@ -1,0 +1,135 @@
+"""``xmltools experiment``: run an experiment file (or one task given by flags), or show a run's matrix.
+
+``run FILE.toml`` runs the matrix (see :mod:`xmltools.lab`) into ``--out``,
+printing a line per trial and the matrix at the end; ``show DB`` prints the
+matrix of a results database again, or its trials as ``--csv`` or ``--json``.
+Without ``run`` or ``show``, the flags describe one task: ``--variants``,
+``--task``, ``--model``, ``--base-url``, ``--check KIND=VALUE`` and the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import EXIT_OK, UsageError
+
+if TYPE_CHECKING:
+    from ..lab.plan import Experiment
+
+__all__ = ["cmd_experiment"]
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from ..lab.matrix import format_matrix
+    from ..lab.store import Store, as_records
+
+    if args.what == "show":
+        if not args.file or not Path(args.file).is_file():
+            raise UsageError(f"{args.file or 'experiment show'}: give the results database (results.sqlite)")
+        rows = Store(args.file).trials()
+        if args.json or args.csv:
+            records = as_records(rows)
+            if args.json:
+                print(json.dumps(records, indent=2))
+            else:
+                buf = io.StringIO()
+                if records:
+                    w = csv.DictWriter(buf, fieldnames=list(records[0]))
+                    w.writeheader()
+                    w.writerows(records)
+                sys.stdout.write(buf.getvalue())
+            return EXIT_OK
+        print(format_matrix(rows))
+        return EXIT_OK
+    exp = _experiment(args)
+    return _run(exp, args)
+
+
+def _experiment(args: argparse.Namespace) -> Experiment:
+    from ..experiment import Variant
+    from ..lab.plan import CheckSpec, Experiment, Limits, ModelSpec, TaskSpec, VariantSpec, load_experiment
+
+    if args.what == "run":
+        if not args.file:
+            raise UsageError("experiment run needs the experiment file: xmltools experiment run FILE.toml")
+        exp = load_experiment(args.file)
+        changes: dict[str, object] = {}
+        if args.trials is not None:
+            changes["trials"] = args.trials
+        limits = {}
+        if args.max_turns is not None:
+            limits["turns"] = args.max_turns
+        if args.max_cost is not None:
+            limits["cost"] = args.max_cost
+        if limits:
+            changes["limits"] = exp.limits.model_copy(update=limits)
+        return exp.model_copy(update=changes)
+    missing = [f for f in ("variants", "task", "model") if not getattr(args, f)]
+    if missing:
+        raise UsageError(
+            "experiment: give an experiment file (experiment run FILE.toml) or the shorthand flags;"
+            f" missing {', '.join('--' + m for m in missing)}"
+        )
+    checks = []
+    for c in args.check:
+        kind, sep, value = c.partition("=")
+        if not sep or not kind.strip():
+            raise UsageError(f"--check {c!r}: write KIND=VALUE, such as url=/done.html or text=Saved")
+        checks.append(CheckSpec(kind=kind.strip(), value=value))
+    variants = []
+    for v in args.variants:
+        loaded = Variant.load(v) if v != "default" else Variant.default()
+        variants.append(VariantSpec(name=loaded.name, templates=loaded.templates, config=loaded.config))
+    model = ModelSpec(
+        name=args.model, provider=args.provider, base_url=args.base_url, key_env=args.api_key_env
+    )
+    return Experiment(
+        variants=tuple(variants),
+        models=(model,),
+        tasks=(TaskSpec(id="task", instruction=args.task, checks=tuple(checks)),),
+        trials=args.trials or 3,
+        limits=Limits(turns=args.max_turns or 20, cost=args.max_cost),
+    )
+
+
+def _run(exp: Experiment, args: argparse.Namespace) -> int:
+    import asyncio
+
+    from ..lab.matrix import format_matrix
+    from ..lab.runner import run_experiment
+    from ..lab.store import TrialRow
+
+    def line(row: TrialRow, done: int, total: int) -> None:
+        verdict = "PASS" if row.passed else "FAIL"
+        claim = " (false claim)" if row.false_claim else ""
+        cached = " cached" if row.cached else ""
+        print(
+            f"[{done}/{total}] {row.variant} × {row.model} × {row.task} #{row.idx}: {verdict}{claim},"
+            f" {row.stop_reason}, {row.turns} turns, ${row.cost:.4f}, {row.seconds:.1f} s{cached}",
+            flush=True,
+        )
+
+    summary = asyncio.run(
+        run_experiment(
+            exp,
+            args.out,
+            concurrency=args.concurrency,
+            cache=not args.no_cache,
+            fresh=args.fresh,
+            on_trial=line,
+        )
+    )
+    print()
+    print(format_matrix(summary.rows))
+    if summary.resumed:
+        print(f"resumed: {summary.resumed} trials were already in {summary.store.path}")
+    if summary.skipped:
+        print(f"stopped: the cost limit was reached; {len(summary.skipped)} trials were not started")
+    print(f"results: {summary.store.path}")
+    return EXIT_OK

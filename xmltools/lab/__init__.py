@@ -1,0 +1,35 @@
+"""Prompt experiments that give numbers to trust: a matrix of variants × models × tasks × trials,
+each trial verified by checks on its last page, run in parallel, cached, resumable, kept in SQLite.
+
+- :mod:`.plan`: the experiment file (TOML);
+- :mod:`.checks`: the checks, registered by kind (url, text, element, aria, js, answer);
+- :mod:`.cache`: model replies kept on disk;
+- :mod:`.store`: the results database;
+- :mod:`.runner`: running the matrix;
+- :mod:`xmltools.stats`: the rates, intervals and comparisons computed from it.
+"""
+
+from __future__ import annotations
+
+from .checks import CHECKS, CheckContext, KeptSession, register_check
+from .plan import CheckSpec, Experiment, Limits, ModelSpec, TaskSpec, VariantSpec, load_experiment
+from .runner import RunSummary, run_experiment
+from .store import Store, TrialRow
+
+__all__ = [
+    "CHECKS",
+    "CheckContext",
+    "CheckSpec",
+    "Experiment",
+    "KeptSession",
+    "Limits",
+    "ModelSpec",
+    "RunSummary",
+    "Store",
+    "TaskSpec",
+    "TrialRow",
+    "VariantSpec",
+    "load_experiment",
+    "register_check",
+    "run_experiment",
+]

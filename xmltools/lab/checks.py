@@ -1,0 +1,200 @@
+"""Checks that verify a trial instead of trusting the model: they run on its last page and its answer.
+
+Each check kind is a coroutine registered under its name, as a tool is:
+``@register_check("title")`` adds one.  A check answers None when it holds,
+or one line saying what was found instead.  The page kinds (``url``,
+``text``, ``element``, ``aria``, ``js``) run on the page the trial ended on,
+kept open for them even when the model closed the browser (see
+:class:`KeptSession`); ``answer`` reads the model's final answer: a regular
+expression, or, with ``schema``, the part of JSON Schema a result's shape
+needs (``type``, ``enum``, ``required``, ``properties``, ``items``), checked
+here by hand because no JSON Schema library is a dependency of the package.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..browser.session import BrowserSession
+from ..browser.verify import verify
+from ..expectations import Expectation
+from ..results import Failure, Observation
+from .plan import CheckSpec
+
+__all__ = ["CHECKS", "CheckContext", "KeptSession", "register_check", "run_checks"]
+
+CHECK_SECONDS = 5.0  # how long a page check waits for what it looks for
+
+
+class KeptSession(BrowserSession):
+    """A browser session whose close only parks the page: the trial's checks still see it.
+
+    The model's ``close`` is answered as a close (the session reads as closed,
+    so the protocol goes on as it should), and the page stays until the
+    runner's checks have run and :meth:`release` ends it.
+    """
+
+    parked = False
+
+    @property
+    def is_open(self) -> bool:
+        return super().is_open and not self.parked
+
+    @property
+    def has_page(self) -> bool:
+        return super().is_open
+
+    async def run(self, action: object) -> Observation | Failure | None:
+        if getattr(action, "action", None) == "close" and super().is_open:
+            self.parked = True
+            return None
+        self.parked = False
+        return await super().run(action)
+
+    async def release(self) -> None:
+        self.parked = False
+        await self.shutdown()
+
+
+@dataclass
+class CheckContext:
+    session: KeptSession | None  # the trial's browser, its last page kept
+    answer: str | None  # the final answer, when the model gave one
+    claimed: bool  # the model said it was done
+
+
+Check = Callable[[CheckSpec, CheckContext], Awaitable[str | None]]
+CHECKS: dict[str, Check] = {}
+
+
+def register_check(kind: str) -> Callable[[Check], Check]:
+    """Register a check kind (it may replace a built-in one)."""
+
+    def deco(fn: Check) -> Check:
+        CHECKS[kind] = fn
+        return fn
+
+    return deco
+
+
+async def _on_page(ctx: CheckContext, exp: Expectation) -> str | None:
+    if ctx.session is None or not ctx.session.has_page:
+        return "the trial left no page to check"
+    return await ctx.session.on_page(lambda page: verify(page, exp, CHECK_SECONDS))
+
+
+@register_check("url")
+async def _url(spec: CheckSpec, ctx: CheckContext) -> str | None:
+    if ctx.session is None or not ctx.session.has_page:
+        return "the trial left no page to check"
+    url: str = await ctx.session.on_page(lambda page: _now(page))
+    if spec.regex:
+        return None if re.search(spec.value, url) else f"the address is {url!r}"
+    if spec.value.startswith(("http://", "https://", "file:")):
+        return None if url == spec.value else f"the address is {url!r}"
+    # a path: the address ends with it (the site's own address is the run's to choose)
+    path = url.split("?", 1)[0].split("#", 1)[0]
+    return None if path.endswith(spec.value) else f"the address is {url!r}"
+
+
+async def _now(page: Any) -> str:
+    return str(page.url)
+
+
+@register_check("text")
+async def _text(spec: CheckSpec, ctx: CheckContext) -> str | None:
+    return await _on_page(ctx, Expectation(kind="text", value=spec.value, regex=spec.regex))
+
+
+@register_check("element")
+async def _element(spec: CheckSpec, ctx: CheckContext) -> str | None:
+    return await _on_page(ctx, Expectation(kind="element", role=spec.role or spec.value, name=spec.name))
+
+
+@register_check("aria")
+async def _aria(spec: CheckSpec, ctx: CheckContext) -> str | None:
+    return await _on_page(ctx, Expectation(kind="aria", value=spec.value))
+
+
+@register_check("js")
+async def _js(spec: CheckSpec, ctx: CheckContext) -> str | None:
+    if ctx.session is None or not ctx.session.has_page:
+        return "the trial left no page to check"
+
+    async def run(page: Any) -> Any:
+        return await page.evaluate(spec.value)
+
+    try:
+        got = await ctx.session.on_page(run)
+    except Exception as e:  # a predicate that throws does not hold; the message says why
+        return f"the predicate threw: {str(e).strip().splitlines()[0][:200] if str(e).strip() else e!r}"
+    return None if got is True else f"the predicate gave {json.dumps(got)[:200]}"
+
+
+@register_check("answer")
+async def _answer(spec: CheckSpec, ctx: CheckContext) -> str | None:
+    if ctx.answer is None:
+        return "the model gave no final answer"
+    if spec.schema_ is not None:
+        try:
+            value = json.loads(ctx.answer)
+        except ValueError as e:
+            return f"the answer is not JSON ({e})"
+        return _schema_problem(value, spec.schema_, "the answer")
+    pattern = spec.value if spec.regex else re.escape(spec.value)
+    return None if re.search(pattern, ctx.answer) else f"the answer is {ctx.answer[:200]!r}"
+
+
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "object": dict,
+    "array": list,
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+    "null": type(None),
+}
+
+
+def _schema_problem(value: Any, schema: dict[str, Any], where: str) -> str | None:
+    kind = schema.get("type")
+    if isinstance(kind, str) and kind in _TYPES:
+        ok = isinstance(value, _TYPES[kind]) and not (
+            kind in ("integer", "number") and isinstance(value, bool)
+        )
+        if not ok:
+            return f"{where} is not of type {kind}"
+    if "enum" in schema and value not in schema["enum"]:
+        return f"{where} is not one of {schema['enum']}"
+    if isinstance(value, dict):
+        for key in schema.get("required", ()):
+            if key not in value:
+                return f"{where} lacks {key!r}"
+        for key, sub in (schema.get("properties") or {}).items():
+            if key in value and isinstance(sub, dict):
+                problem = _schema_problem(value[key], sub, f"{where}.{key}")
+                if problem:
+                    return problem
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            problem = _schema_problem(item, schema["items"], f"{where}[{i}]")
+            if problem:
+                return problem
+    return None
+
+
+async def run_checks(checks: tuple[CheckSpec, ...], ctx: CheckContext) -> list[tuple[CheckSpec, str | None]]:
+    """Each check with its answer (None: it holds); an unknown kind is the host's error."""
+    out = []
+    for spec in checks:
+        fn = CHECKS.get(spec.kind)
+        if fn is None:
+            from ..errors import ConfigError
+
+            raise ConfigError(f"no check named {spec.kind!r}; the checks are: {', '.join(sorted(CHECKS))}")
+        out.append((spec, await fn(spec, ctx)))
+    return out

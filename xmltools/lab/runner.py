@@ -1,0 +1,262 @@
+"""Running an experiment: every trial of the matrix, many at once over the browser pool, into SQLite.
+
+Each trial is a chat loop of one variant with one model on one task, in a
+browser session of its own (the pool's).  When the loop ends, the task's
+checks run on the page the trial ended on (kept open for them, see
+:class:`~xmltools.lab.checks.KeptSession`) and on its final answer; the trial
+passes when they all hold.  Its row goes into the run's database at once, so
+a killed run resumes where it stopped and no trial runs twice.
+
+- ``concurrency`` trials run at once (by default what the pool allows), and
+  each model takes at most its ``max_requests`` requests at once.  Each
+  trial's replies depend only on its own messages and index, so a parallel
+  run gives the same results as a serial one.
+- Model replies are cached (:mod:`xmltools.lab.cache`): a rerun makes no call.
+- ``limits.cost`` stops new trials once the run's cost reaches it, and says so.
+- A model that cannot be reached stops the run (the host's problem): what was
+  done is kept, and a rerun resumes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..browser.pool import default_pool
+from ..experiment import Variant
+from ..interpreter import AsyncInterpreter
+from ..loop import LoopEvent, LoopResult, arun_loop, loop_registry
+from ..models import build_model
+from ..serve import serve_directory
+from ..tools import COMPLETION_TOOL
+from ..transcript import Header, TranscriptWriter
+from ..turn import Turn
+from .cache import CachedModel
+from .checks import CheckContext, KeptSession, run_checks
+from .plan import Experiment, ModelSpec
+from .store import Store, TrialRow, TurnRow
+
+__all__ = ["RunSummary", "run_experiment"]
+
+Cell = tuple[str, str, str, int]
+ModelMaker = Callable[[ModelSpec, Cell], Any]  # a model for one trial (its cell: variant, model, task, index)
+
+
+@dataclass
+class RunSummary:
+    """What a run did: its rows (earlier runs' included), what it ran now, and what it skipped."""
+
+    store: Store
+    rows: list[TrialRow]
+    ran: int = 0
+    resumed: int = 0  # trials already in the database
+    skipped: list[Cell] = field(default_factory=list)  # not started: the cost limit was reached
+    seconds: float = 0.0
+
+    @property
+    def cost(self) -> float:
+        return sum(r.cost for r in self.rows)
+
+
+def default_model(spec: ModelSpec, cell: Cell) -> Any:
+    return build_model(
+        spec.provider, spec.api_name, base_url=spec.base_url, api_key_env=spec.key_env, options=spec.options
+    )
+
+
+async def run_experiment(
+    exp: Experiment,
+    out: str | Path,
+    *,
+    concurrency: int | None = None,
+    cache: bool = True,
+    fresh: bool = False,
+    make_model: ModelMaker = default_model,
+    on_trial: Callable[[TrialRow, int, int], object] | None = None,
+) -> RunSummary:
+    """Run every trial of ``exp`` not yet in ``out``/results.sqlite; see the module."""
+    out = Path(out)
+    db = out / "results.sqlite"
+    if fresh:
+        db.unlink(missing_ok=True)
+        shutil.rmtree(out / "trials", ignore_errors=True)
+    store = Store(db)
+    store.start(exp.fingerprint())
+    done = store.done()
+    todo = [c for c in exp.cells() if c not in done]
+    summary = RunSummary(store, [], resumed=len(exp.cells()) - len(todo))
+    width = concurrency or exp.concurrency or default_pool().max_sessions
+    slots = asyncio.Semaphore(max(1, min(width, len(todo) or 1)))
+    limits = {m.name: asyncio.Semaphore(m.max_requests) for m in exp.models}
+    spent = sum(r.cost for r in store.trials())
+    total = len(exp.cells())
+    finished = summary.resumed
+    started = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        bases = {
+            t.id: stack.enter_context(serve_directory(t.serve)) for t in exp.tasks if t.serve is not None
+        }
+
+        async def one(cell: Cell) -> None:
+            nonlocal spent, finished
+            async with slots:
+                if exp.limits.cost is not None and spent >= exp.limits.cost:
+                    summary.skipped.append(cell)
+                    return
+                row = await _trial(exp, cell, bases, out, cache, limits[cell[1]], make_model)
+                spent += row.cost
+                store.add(row)
+                summary.ran += 1
+                finished += 1
+                if on_trial is not None:
+                    on_trial(row, finished, total)
+
+        tasks = [asyncio.ensure_future(one(c)) for c in todo]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for t in tasks:  # a model that failed stops the run: the others end now, unrecorded
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+    summary.rows = store.trials()
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+async def _trial(
+    exp: Experiment,
+    cell: Cell,
+    bases: dict[str, str],
+    out: Path,
+    cache: bool,
+    limit: asyncio.Semaphore,
+    make_model: ModelMaker,
+) -> TrialRow:
+    v, m, t, k = cell
+    vspec, mspec, task = exp.variant(v), exp.model(m), exp.task(t)
+    cfg = Variant(vspec.name, vspec.templates, dict(vspec.config)).make_config()
+    session = KeptSession(cfg.browser_settings())
+    interp = AsyncInterpreter(cfg, registry=loop_registry(cfg, COMPLETION_TOOL), browser=session)
+    model = CachedModel(
+        make_model(mspec, cell),
+        {"provider": mspec.provider, "model": mspec.api_name, "options": mspec.options},
+        str(k),
+        out / "cache" if cache else None,
+        limit,
+        bases.get(task.id),
+    )
+    start_url = task.url if task.url is not None else None
+    if task.id in bases:
+        start_url = f"{bases[task.id]}/{task.start.lstrip('/')}"
+    instruction = task.instruction + (f"\n\nStart at {start_url}" if start_url else "")
+    system = interp.system_prompt()
+    path = out / "trials" / f"{v}--{m}--{t}--{k}.jsonl"
+    header = Header(
+        config=cfg.model_dump(mode="json"),
+        templates=interp.renderer.template_hashes(),
+        variant=v,
+        tools=[COMPLETION_TOOL.name],
+        title=f"{v} × {m} × {t}, trial {k}",
+        description=task.instruction,
+    )
+    writer = TranscriptWriter(path, header, base_url=bases.get(task.id))
+    writer.message("system", system)
+    writer.message("user", instruction)
+    turns: list[Turn] = []
+
+    def record(event: LoopEvent) -> None:
+        if event.turn is not None:
+            writer.turn(event.turn)
+            turns.append(event.turn)
+            used = model.usage.total_tokens
+            if exp.limits.tokens is not None and used >= exp.limits.tokens:
+                raise _Budget("tokens")
+
+    began = time.monotonic()
+    stop = "max_turns"
+    res: LoopResult | None = None
+    try:
+        async with asyncio.timeout(exp.limits.seconds):
+            res = await arun_loop(
+                model,
+                [{"role": "system", "content": system}, {"role": "user", "content": instruction}],
+                interpreter=interp,
+                max_turns=exp.limits.turns,
+                on_event=record,
+            )
+        stop = res.stop_reason
+    except _Budget as e:
+        stop = e.args[0]
+    except TimeoutError:
+        stop = "seconds"
+    try:
+        seconds = time.monotonic() - began
+        answer = _answer(turns)
+        claimed = stop == "completed"
+        checks = await run_checks(task.checks, CheckContext(session, answer, claimed))
+    finally:
+        writer.end("completed" if stop == "completed" else "stopped", stop)
+        writer.close()
+        await session.release()
+        await interp.aclose()
+    passed = all(problem is None for _, problem in checks) if checks else claimed
+    usage = model.usage
+    return TrialRow(
+        variant=v,
+        model=m,
+        task=t,
+        idx=k,
+        passed=passed,
+        claimed=claimed,
+        stop_reason=stop,
+        turns=len(turns),
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        estimated=usage.estimated_calls > 0,
+        cached=model.calls == 0 and model.hits > 0,
+        cost=round(mspec.cost(usage.prompt_tokens, usage.completion_tokens), 8),
+        seconds=round(seconds, 3),
+        answer=answer,
+        checks=[{"check": spec.describe(), "problem": problem} for spec, problem in checks],
+        first_error=_first_error(turns),
+        transcript=str(path.relative_to(out)),
+        finished=datetime.now(UTC).isoformat(timespec="seconds"),
+        turn_rows=[_turn_row(n, turn) for n, turn in enumerate(turns, 1)],
+    )
+
+
+class _Budget(Exception):
+    """A trial's token budget ran out: the loop stops, and the stop reason names the budget."""
+
+
+def _answer(turns: list[Turn]) -> str | None:
+    for turn in reversed(turns):
+        for o in turn.outcomes:
+            if o.tool == COMPLETION_TOOL.name and o.status == "ok":
+                return o.call.params.get("result", "").strip() or None
+    return None
+
+
+def _first_error(turns: list[Turn]) -> str | None:
+    for turn in turns:
+        for o in turn.outcomes:
+            if o.status not in ("ok", "pending"):
+                why = o.failure.message if o.failure is not None else o.text
+                line = why.strip().splitlines()[0] if why and why.strip() else o.status
+                return f"{o.tool} {o.action or ''}: {o.status}: {line[:160]}".replace("  ", " ")
+    return None
+
+
+def _turn_row(n: int, turn: Turn) -> TurnRow:
+    ran = turn.ran
+    if ran is None:
+        return TurnRow(n, None, "no_tool" if not turn.calls else turn.outcomes[0].status, None)
+    url = ran.observation.url if ran.observation is not None else None
+    return TurnRow(n, ran.action or ran.tool, ran.status, url)
