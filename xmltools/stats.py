@@ -111,8 +111,10 @@ class Comparison:
 
     @property
     def detected(self) -> bool:
-        """The interval leaves out zero: a difference beyond chance (at 95%)."""
-        return self.low > 0 or self.high < 0
+        """A difference beyond chance: the interval leaves out zero and McNemar's test agrees (p <
+        0.05).  Both are asked because a bootstrap interval is too narrow at the small n of prompt
+        experiments, where the exact test is the honest one."""
+        return (self.low > 0 or self.high < 0) and self.p_value < 0.05
 
     def sentence(self) -> str:
         pts = round(abs(self.difference) * 100)
