@@ -251,10 +251,12 @@ class Targets:
         self.expected: Identity | None = None  # the recorded element the next element action must act on
         self.identity: Identity | None = None  # who the latest action's element was
         self.rematched: Rematch | None = None  # the latest action's element, found again by its identity
+        self._elements = 0  # elements the current action acted on
 
     def begin(self) -> None:
         """An action starts: what the last one found out is forgotten."""
         self.identity = self.rematched = None
+        self._elements = 0
 
     @property
     def refs(self) -> set[str]:
@@ -349,7 +351,10 @@ class Targets:
         if enabled and not state.get("enabled"):
             raise TargetError(disabled(shown_any(target)))
         named = self.rematched.expected if self.rematched is not None else await self.name(target, loc)
-        if self.record_identity:
+        self._elements += 1
+        if self._elements > 1:  # an action on several elements (a form filled, a drag) has no one identity
+            self.identity = None
+        elif self.record_identity:
             frame = getattr(target, "frame", None)
             scope = page.frame_locator(str(frame)) if frame else page
             self.identity = await self.bounds.bounded(identify(scope, loc, frame, t.probe), bound)
