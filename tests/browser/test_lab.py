@@ -23,7 +23,7 @@ from xmltools.lab import Experiment, load_experiment, run_experiment
 from xmltools.lab.matrix import cells, comparisons, format_matrix
 from xmltools.models import OpenAIModel
 
-TRIALS = 5
+TRIALS = 4
 PRICE_IN, PRICE_OUT = 1.5, 6.0  # dollars per million tokens
 DONE = "<attempt_completion><result>signed in as Ada</result></attempt_completion>"
 
