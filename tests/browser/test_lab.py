@@ -19,9 +19,13 @@ import openai
 from helpers import SITE, ba
 from openai_server import ScriptedServer
 
+from xmltools.browser.session import BrowserSession
 from xmltools.lab import Experiment, load_experiment, run_experiment
 from xmltools.lab.matrix import cells, comparisons, format_matrix
+from xmltools.lab.report import write_experiment_report
 from xmltools.models import OpenAIModel
+from xmltools.results import Observation
+from xmltools.serve import serve_directory
 
 TRIALS = 4
 PRICE_IN, PRICE_OUT = 1.5, 6.0  # dollars per million tokens
@@ -151,6 +155,13 @@ def test_a_matrix_is_verified_parallel_as_serial_cached_and_priced(tmp_path: Pat
     text = format_matrix(rows)
     assert "pass@1" in text and comparison.sentence() in text
 
+    # the report, looked at in Chromium: a whisker per cell, a link per trial that opens its report
+    report = write_experiment_report(tmp_path / "serial", rows)
+    with serve_directory(report.parent) as site:
+        seen = asyncio.run(_look(f"{site}/report.html"))
+    assert seen["whiskers"] == 2 and seen["trials"] == 2 * TRIALS and seen["false"] == len(false)
+    assert seen["opened"].startswith("A × scripted × sign-in, trial 1"), seen
+
 
 def test_a_killed_run_resumes_and_no_trial_is_recorded_twice(tmp_path: Path) -> None:
     path = experiment_file(tmp_path)
@@ -176,6 +187,24 @@ def test_a_killed_run_resumes_and_no_trial_is_recorded_twice(tmp_path: Path) -> 
     assert len(after) == 2 * TRIALS and len({r[0] for r in after}) == 2 * TRIALS
     assert all(dict(after)[k] == v for k, v in before.items())  # the finished trials were not run again
     assert f"resumed: {len(before)} trials were already in" in done.stdout
+
+
+async def _look(url: str) -> dict[str, Any]:
+    async with BrowserSession() as b:
+        assert isinstance(await b.launch(url), Observation)
+
+        async def read(page: Any) -> dict[str, Any]:
+            out = {
+                "whiskers": await page.locator("svg circle").count(),
+                "trials": await page.locator("a.trial").count(),
+                "false": await page.locator("a.trial.claim").count(),
+            }
+            await page.locator("a.trial").first.click()
+            await page.wait_for_load_state()
+            out["opened"] = await page.title()
+            return out
+
+        return await b.on_page(read)
 
 
 def _count(db: Path) -> int:

@@ -127,3 +127,15 @@ def test_experiment_needs_a_file_or_the_flags(capsys: pytest.CaptureFixture[str]
     assert "experiment run needs the experiment file" in capsys.readouterr().err
     assert main(["experiment", "--task", "x"]) == 2
     assert "missing --variants, --model" in capsys.readouterr().err
+
+
+def test_a_dry_run_counts_and_prices_with_no_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, GOOD)
+    assert main(["experiment", "run", str(path), "--dry-run", "--out", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "6 trials: 2 variants × 1 models × 1 tasks × 3; at most 20 turns a trial"
+    assert out[1].startswith("variant A: system prompt ") and "tokens" in out[1]
+    assert out[3].startswith("model m: at least $0.") and "if every trial used every turn" in out[3]
+    assert not (tmp_path / "o").exists()  # nothing ran

@@ -107,6 +107,8 @@ ALLOWED: dict[str, set[str]] = {
     },
     "lab": {
         *_BASE,
+        "render",
+        "report",
         "browser",
         "experiment",
         "interpreter",

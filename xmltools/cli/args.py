@@ -144,6 +144,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--concurrency", type=int, default=None, help="trials at once (default: the pool's)")
     p.add_argument("--no-cache", action="store_true", help="ask the model every time")
     p.add_argument("--fresh", action="store_true", help="start over: forget the earlier results in --out")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="render the prompts, count the trials, estimate the cost; call no model",
+    )
     p.add_argument("--csv", action="store_true", help="show: the trials as CSV")
     p.add_argument("--json", action="store_true", help="show: the trials as JSON")
     p.add_argument(

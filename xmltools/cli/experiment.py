@@ -48,7 +48,42 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         print(format_matrix(rows))
         return EXIT_OK
     exp = _experiment(args)
+    if args.dry_run:
+        print(dry_run(exp))
+        return EXIT_OK
     return _run(exp, args)
+
+
+def dry_run(exp: Experiment) -> str:
+    """What a run would send, with no model called: each variant's prompt, the trial count, and the
+    tokens and cost it would take at the least (one call a trial) and with every turn used (each
+    call holding at least the system prompt and the task; the growing history is not counted)."""
+    from ..experiment import Variant, estimate_tokens
+    from ..loop import loop_registry
+    from ..tools import COMPLETION_TOOL
+
+    lines = [f"{len(exp.cells())} trials: {len(exp.variants)} variants × {len(exp.models)} models ×"
+             f" {len(exp.tasks)} tasks × {exp.trials}; at most {exp.limits.turns} turns a trial"]  # fmt: skip
+    prompt_tokens: dict[str, int] = {}
+    for v in exp.variants:
+        variant = Variant(v.name, v.templates, dict(v.config))
+        cfg = variant.make_config()
+        system = variant.system_prompt(loop_registry(cfg, COMPLETION_TOOL))
+        prompt_tokens[v.name] = estimate_tokens(system)
+        lines.append(
+            f"variant {v.name}: system prompt {len(system):,} characters, ~{prompt_tokens[v.name]:,} tokens"
+        )
+    for m in exp.models:
+        least = most = 0.0
+        for v in exp.variants:
+            for t in exp.tasks:
+                first = prompt_tokens[v.name] + estimate_tokens(t.instruction)
+                least += exp.trials * m.cost(first, 50)
+                most += exp.trials * exp.limits.turns * m.cost(first, 50)
+        lines.append(
+            f"model {m.name}: at least ${least:.4f}; about ${most:.4f} if every trial used every turn"
+        )
+    return "\n".join(lines)
 
 
 def _experiment(args: argparse.Namespace) -> Experiment:
@@ -125,8 +160,12 @@ def _run(exp: Experiment, args: argparse.Namespace) -> int:
             on_trial=line,
         )
     )
+    from ..lab.report import write_experiment_report
+
     print()
     print(format_matrix(summary.rows))
+    title = f"Experiment {Path(args.file).stem}" if args.file else "Prompt experiment"
+    print(f"report: {write_experiment_report(args.out, summary.rows, title=title)}")
     if summary.resumed:
         print(f"resumed: {summary.resumed} trials were already in {summary.store.path}")
     if summary.skipped:
