@@ -222,3 +222,38 @@ def _rows(db: Path) -> list[tuple[str, str]]:
             (f"{v}|{m}|{t}|{k}", finished)
             for v, m, t, k, finished in c.execute("SELECT variant, model, task, idx, finished FROM trials")
         ]
+
+
+def test_an_anthropic_model_takes_part_in_the_matrix(tmp_path: Path, monkeypatch: Any) -> None:
+    """The same task with a model of provider anthropic, through its SDK, against a loopback Messages
+    server: its results come in the API's own shape, and its usage prices the trials."""
+    from anthropic_server import AnthropicServer
+
+    def reply(body: dict[str, Any]) -> str:
+        first = body["messages"][0]["content"]
+        text = first if isinstance(first, str) else " ".join(p.get("text", "") for p in first)
+        start = text.rsplit("Start at ", 1)[1].strip()
+        steps = [ba("launch", url=start), ba("click", coordinate="150,97"), ba("type", text="Ada")]
+        steps += [ba("press", text="Enter"), ba("close"), DONE]
+        n = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        return steps[n] if n < len(steps) else "done"
+
+    server = AnthropicServer(reply)
+    path = experiment_file(tmp_path)
+    monkeypatch.setenv("LAB_ANTHROPIC_KEY", "sk-test")
+    with server.running() as base:
+        exp = load_experiment(path)
+        claude = exp.models[0].model_copy(
+            update={
+                "name": "claude",
+                "provider": "anthropic",
+                "base_url": base,
+                "key_env": "LAB_ANTHROPIC_KEY",
+            }
+        )
+        exp = exp.model_copy(update={"models": (claude,), "variants": exp.variants[:1], "trials": 2})
+        done = asyncio.run(run_experiment(exp, tmp_path / "out", concurrency=2))
+    assert [r.passed for r in done.rows] == [True, True], [r.checks for r in done.rows]
+    assert not server.rejected and server.api_keys == ["sk-test"] * len(server.requests)
+    reported = sum(u[0] for u in server.usages)
+    assert sum(r.prompt_tokens for r in done.rows) == reported

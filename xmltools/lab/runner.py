@@ -142,6 +142,8 @@ async def _trial(
     v, m, t, k = cell
     vspec, mspec, task = exp.variant(v), exp.model(m), exp.task(t)
     cfg = Variant(vspec.name, vspec.templates, dict(vspec.config)).make_config()
+    if mspec.provider == "anthropic":  # results in the Messages API's own shape, as xmltools run sends them
+        cfg = cfg.model_copy(update={"shape": "anthropic"})
     session = KeptSession(cfg.browser_settings())
     interp = AsyncInterpreter(cfg, registry=loop_registry(cfg, COMPLETION_TOOL), browser=session)
     model = CachedModel(
