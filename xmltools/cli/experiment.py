@@ -136,11 +136,25 @@ def _experiment(args: argparse.Namespace) -> Experiment:
 def _run(exp: Experiment, args: argparse.Namespace) -> int:
     import asyncio
 
+    from tqdm import tqdm
+
     from ..lab.matrix import format_matrix
     from ..lab.runner import run_experiment
     from ..lab.store import TrialRow
 
+    # a live bar on a terminal (done of total, passes, cost, time left); a plain line a trial otherwise
+    bar = tqdm(total=len(exp.cells()), unit="trial", disable=not sys.stderr.isatty(), dynamic_ncols=True)
+    passes = 0
+    cost = 0.0
+
     def line(row: TrialRow, done: int, total: int) -> None:
+        nonlocal passes, cost
+        passes += row.passed
+        cost += row.cost
+        if not bar.disable:
+            bar.n = done
+            bar.set_postfix_str(f"{passes} passed, ${cost:.4f}")
+            return
         verdict = "PASS" if row.passed else "FAIL"
         claim = " (false claim)" if row.false_claim else ""
         cached = " cached" if row.cached else ""
@@ -162,6 +176,7 @@ def _run(exp: Experiment, args: argparse.Namespace) -> int:
     )
     from ..lab.report import write_experiment_report
 
+    bar.close()
     print()
     print(format_matrix(summary.rows))
     title = f"Experiment {Path(args.file).stem}" if args.file else "Prompt experiment"
