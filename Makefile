@@ -31,6 +31,7 @@ bench: $(STAMP) browser
 	$(BIN)/python bench/bench_browser.py --json bench/results/browser.json
 	$(BIN)/python bench/bench_pool.py --json bench/results/pool.json
 	$(BIN)/python bench/bench_compare.py --json bench/results/compare.json
+	$(BIN)/python bench/bench_experiment.py --json bench/results/experiment.json
 
 lint: $(STAMP)
 	$(BIN)/ruff check xmltools tests bench
