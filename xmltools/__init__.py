@@ -62,6 +62,9 @@ _OWNERS: dict[str, str] = {
     ),
     **dict.fromkeys(["Policy", "State"], "protocol"),
     "Renderer": "render",
+    "Secret": "secrets",
+    **dict.fromkeys(["Expectation", "ExpectationFailed"], "expectations"),
+    **dict.fromkeys(["Experiment", "load_experiment", "run_experiment"], "lab"),
     **dict.fromkeys(["ReplayResult", "replay"], "replaying"),
     **dict.fromkeys(["ConsoleEntry", "Failure", "Observation", "Point", "Screenshot", "Viewport"], "results"),
     **dict.fromkeys(["Tool", "ToolRegistry"], "tools"),
@@ -88,6 +91,9 @@ __all__ = [
     "ConsoleEntry",
     "Deny",
     "Diagnostic",
+    "Expectation",
+    "ExpectationFailed",
+    "Experiment",
     "Failure",
     "Interpreter",
     "Limits",
@@ -106,6 +112,7 @@ __all__ = [
     "ReplayResult",
     "ReplaySettings",
     "Screenshot",
+    "Secret",
     "State",
     "StreamClosedError",
     "StreamParser",
@@ -130,11 +137,13 @@ __all__ = [
     "__version__",
     "arun_loop",
     "exit_code",
+    "load_experiment",
     "load_transcript",
     "loop_registry",
     "loop_system_prompt",
     "parse",
     "replay",
+    "run_experiment",
     "run_loop",
 ]
 
@@ -171,7 +180,9 @@ if _typing.TYPE_CHECKING:  # what type checkers and editors see: the same names,
         XmltoolsError,
         exit_code,
     )
+    from .expectations import Expectation, ExpectationFailed
     from .interpreter import AsyncInterpreter, Interpreter
+    from .lab import Experiment, load_experiment, run_experiment
     from .loop import LoopEvent, LoopResult, arun_loop, loop_registry, loop_system_prompt, run_loop
     from .models import AnthropicModel, OpenAIModel, Usage
     from .parser import (
@@ -194,6 +205,7 @@ if _typing.TYPE_CHECKING:  # what type checkers and editors see: the same names,
     from .render import Renderer
     from .replaying import ReplayResult, replay
     from .results import ConsoleEntry, Failure, Observation, Point, Screenshot, Viewport
+    from .secrets import Secret
     from .tools import Tool, ToolRegistry
     from .transcript import ReplaySettings, Transcript, TranscriptWriter, load_transcript
     from .turn import CallOutcome, Turn

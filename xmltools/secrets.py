@@ -10,7 +10,15 @@ A recording lists the names the host gave in its header.  A replay fills those
 placeholders again from the secrets it is given, or from the environment
 variable ``XMLTOOLS_SECRET_<NAME>``: only that prefix is read, so a transcript
 from elsewhere cannot make a replay type ``{secret:HOME}`` or any other
-variable of this machine into a page.  Pure: no browser, no templates.
+variable of this machine into a page.
+
+A secret may be bound to the sites it is for: ``Secret("hunter2",
+origins=["https://app.example.com"])`` is typed only into pages of those
+origins, and a call that would fill it anywhere else is refused before it
+runs (a look-alike sign-in page gets nothing).  ``Secret.totp(seed)`` is a
+one-time code, the current one at each use (pyotp).  A plain string stays
+what it was, a secret for any site, and says so once in a warning.  Pure: no
+browser, no templates.
 """
 
 from __future__ import annotations
@@ -18,8 +26,10 @@ from __future__ import annotations
 import html
 import os
 import re
+import warnings
 from collections.abc import Iterable, Mapping
-from urllib.parse import quote, quote_plus
+from dataclasses import dataclass, field
+from urllib.parse import quote, quote_plus, urlsplit
 
 from .errors import UsageError
 
@@ -28,10 +38,13 @@ __all__ = [
     "REDACTED",
     "SECRET",
     "Hider",
+    "Secret",
+    "UnscopedSecretWarning",
     "check_secret_names",
     "fill",
     "hide",
     "names_in",
+    "origin_of",
     "placeholder",
     "resolve",
 ]
@@ -42,17 +55,102 @@ ENV_PREFIX = "XMLTOOLS_SECRET_"  # the configuration leaves these variables alon
 REDACTED = "[redacted]"  # what an unnamed secret (an API key given as a plain value) is written as
 
 
+class UnscopedSecretWarning(UserWarning):
+    """A secret given as a plain string may be typed into any site (give a Secret with origins)."""
+
+
+_warned = False
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of a URL, lower-cased, the scheme's own port left out."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    port = parts.port
+    default = {"http": 80, "https": 443}.get(scheme)
+    return f"{scheme}://{host}" + (f":{port}" if port is not None and port != default else "")
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A secret value and the origins it may be typed into (``None``: any, as a plain string).
+
+    ``Secret.totp(seed)`` gives the current one-time code (RFC 6238, through
+    pyotp) each time it is used, instead of a fixed value.
+    """
+
+    value: str = field(default="", repr=False)
+    origins: tuple[str, ...] | None = None
+    seed: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.value, str):
+            raise UsageError(f"a secret's value is a str, not {type(self.value).__name__}")
+        if self.origins is not None:
+            if isinstance(self.origins, str):
+                raise UsageError("origins is a list of origins, such as ['https://app.example.com']")
+            kept = []
+            for o in self.origins:
+                origin = origin_of(o)
+                if not origin.startswith(("http://", "https://")) or origin.endswith("://"):
+                    raise UsageError(f"{o!r} is not an origin: write scheme://host[:port]")
+                kept.append(origin)
+            object.__setattr__(self, "origins", tuple(kept))
+
+    @classmethod
+    def totp(cls, seed: str, origins: Iterable[str] | None = None) -> Secret:
+        """A one-time code from a base32 seed, the current one at each use."""
+        try:
+            import pyotp
+        except ImportError as e:  # pragma: no cover - a dependency
+            raise UsageError("one-time codes need pyotp: pip install pyotp") from e
+        try:
+            pyotp.TOTP(seed).now()
+        except Exception as e:  # a seed that is not base32, or too short
+            raise UsageError(f"that TOTP seed is not valid: {e}") from None
+        return cls("", tuple(origins) if origins is not None else None, seed)
+
+    def current(self) -> str:
+        """The value to type now."""
+        if self.seed is None:
+            return self.value
+        import pyotp
+
+        return str(pyotp.TOTP(self.seed).now())
+
+    def allows(self, url: str) -> bool:
+        return self.origins is None or origin_of(url) in self.origins
+
+
+def as_secrets(given: Mapping[str, str | Secret]) -> dict[str, Secret]:
+    """The host's secrets as :class:`Secret`; plain strings warn, once, that any site may get them."""
+    global _warned
+    check_secret_names(given)
+    out = {name: v if isinstance(v, Secret) else Secret(v) for name, v in given.items()}
+    plain = sorted(n for n, v in given.items() if isinstance(v, str))
+    if plain and not _warned:
+        _warned = True
+        warnings.warn(
+            f"the secrets {', '.join(plain)} may be typed into any site; bind each to its site with"
+            " Secret(value, origins=['https://...'])",
+            UnscopedSecretWarning,
+            stacklevel=3,
+        )
+    return out
+
+
 def placeholder(name: str) -> str:
     return "{secret:" + name + "}"
 
 
-def check_secret_names(secrets: Mapping[str, str]) -> None:
+def check_secret_names(secrets: Mapping[str, object]) -> None:
     """A host error for a name that a placeholder cannot spell, or a value that is not a string."""
     for name, value in secrets.items():
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise UsageError(f"a secret's name is letters, digits and _, not starting with a digit: {name!r}")
-        if not isinstance(value, str):
-            raise UsageError(f"the secret {name} is a str, not {type(value).__name__}")
+        if not isinstance(value, str | Secret):
+            raise UsageError(f"the secret {name} is a str or a Secret, not {type(value).__name__}")
 
 
 def names_in(text: str) -> list[str]:

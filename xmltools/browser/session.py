@@ -125,6 +125,12 @@ class BrowserSession:
         return self.tabs.page
 
     @property
+    def current_url(self) -> str | None:
+        """The current page's address (None when no page is open)."""
+        page = self.tabs.page
+        return page.url if page is not None else None
+
+    @property
     def downloads_dir(self) -> Path | None:
         return self.watch.downloads_dir
 

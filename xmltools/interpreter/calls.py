@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from .. import secrets as secret_values
 from ..actions import InTab, Launch
 from ..approval import Allow, ApprovalPolicy, Ask, PendingApproval
 from ..config import Config
@@ -210,6 +211,16 @@ class CallRunner:
         s = self.sessions.states[name]
         browser = self.sessions.browser(name)
         to_run: object = checked.args if checked.tab is None else InTab(checked.tab, checked.args)  # type: ignore[arg-type]
+        used = [n for v in call.params.values() for n in secret_values.names_in(v)]
+        if used:
+            why = self.secrets.refusal(used, _destination(checked, browser))
+            if why is not None:
+                log.warning("refused %s %s: %s", call.name, action, why)  # the host hears of it too
+                return (
+                    CallOutcome(call, "denied", call.name, action, violation="denied", session=named),
+                    [self.secrets.rendered(self.renderer.denied(call.name, action, why))],
+                    False,
+                )
         prepare = getattr(browser, "prepare", None)  # a real browser session; stand-ins have none
         if prepare is not None:
             prepare(
@@ -288,3 +299,13 @@ def _describe(value: object) -> str:
     if isinstance(value, BaseModel):
         return value.model_dump_json(indent=2)
     return str(value)
+
+
+def _destination(checked: ValidCall, browser: object) -> str | None:
+    """Where a call's secret would go: the address it opens, or the page it acts on."""
+    if checked.action in ("launch", "navigate", "open_tab"):
+        url = getattr(checked.args, "url", None)
+        if url:
+            return str(url)
+    current = getattr(browser, "current_url", None) or getattr(browser, "url", None)
+    return str(current) if current else None

@@ -25,6 +25,7 @@ from ..profiles import DEFAULT_SESSION
 from ..protocol import Session, State, plan_message
 from ..render import Renderer, apply_image_budget, to_message
 from ..results import Identity, Viewport
+from ..secrets import Secret
 from ..tools import CallError, ToolRegistry, ValidCall
 from ..turn import CallOutcome, Rendered, Turn, turn_summary, wrong_target
 from .calls import CallRunner
@@ -59,7 +60,7 @@ class AsyncInterpreter:
         pool: BrowserPool | None = None,
         approver: Callback | None = None,
         browser_factory: Callable[[str], BrowserLike] | None = None,
-        secrets: Mapping[str, str] | None = None,
+        secrets: Mapping[str, str | Secret] | None = None,
     ) -> None:
         # no config given: the layered settings every command reads (arguments none, then XMLTOOLS_*,
         # xmltools.toml, [tool.xmltools] in pyproject.toml, the defaults)

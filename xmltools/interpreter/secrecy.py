@@ -1,10 +1,13 @@
 """Secrets at the interpreter's edge: filled into a browser call, hidden in all the model reads back.
 
-The host gives ``secrets={"NAME": value}``.  A browser call's ``{secret:NAME}``
-is filled in just before validation, so the browser types the value; every
-result, error and note that goes back to the model has the value (and its
-encoded forms, see :class:`xmltools.secrets.Hider`) replaced by the
-placeholder again.  Screenshots are not touched.
+The host gives ``secrets={"NAME": value}`` (a string, or a
+:class:`~xmltools.secrets.Secret` bound to its sites, or a one-time code).
+A browser call's ``{secret:NAME}`` is filled in just before validation, so
+the browser types the value; every result, error and note that goes back to
+the model has the value (and its encoded forms, see
+:class:`xmltools.secrets.Hider`) replaced by the placeholder again.  A bound
+secret is refused (:meth:`SecretGuard.refusal`) for a page of another origin
+before the call runs.  Screenshots are masked by the browser.
 
 Pure: no browser, no templates.
 """
@@ -26,26 +29,47 @@ __all__ = ["SecretGuard"]
 class SecretGuard:
     """Fills ``{secret:NAME}`` for the browser and hides the values from the model."""
 
-    def __init__(self, secrets: Mapping[str, str] | None) -> None:
-        self.values: dict[str, str] = dict(secrets or {})
-        secret_values.check_secret_names(self.values)
+    def __init__(self, secrets: Mapping[str, str | secret_values.Secret] | None) -> None:
+        self.secrets = secret_values.as_secrets(secrets) if secrets else {}
+        # what is hidden: each fixed value, and each one-time code once it was typed
+        self.values: dict[str, str] = {n: s.current() for n, s in self.secrets.items() if s.seed is None}
         self.hide = secret_values.Hider(self.values)
+
+    def refusal(self, names: list[str], url: str | None) -> str | None:
+        """Why the secrets ``names`` may not go to ``url`` (None: they may)."""
+        for name in names:
+            secret = self.secrets.get(name)
+            if secret is None or secret.origins is None:
+                continue
+            allowed = " or ".join(secret.origins)
+            if url is None:
+                return f"the secret {name} is only for {allowed}, and this page's address is not known"
+            if not secret.allows(url):
+                here = secret_values.origin_of(url)
+                return f"the secret {name} is only for {allowed}, and this page is {here}"
+        return None
 
     def fill(self, call: ToolUse, registry: ToolRegistry) -> ToolUse | CallError:
         """The browser call with its placeholders filled in, or an error naming an unknown secret."""
         if not registry.is_browser(call.name) or not any("{secret:" in v for v in call.params.values()):
             return call
         for param, value in call.params.items():
-            unknown = [n for n in secret_values.names_in(value) if n not in self.values]
+            unknown = [n for n in secret_values.names_in(value) if n not in self.secrets]
             if unknown:
-                known = ", ".join(sorted(self.values)) or "none"
+                known = ", ".join(sorted(self.secrets)) or "none"
                 return CallError(
                     "invalid_param",
                     f"there is no secret named {unknown[0]} (the secrets you may use: {known})",
                     call.name,
                     param,
                 )
-        params = {k: secret_values.fill(v, self.values) for k, v in call.params.items()}
+        used = {n for v in call.params.values() for n in secret_values.names_in(v)}
+        now = {n: self.secrets[n].current() for n in used}
+        codes = {n: v for n, v in now.items() if self.secrets[n].seed is not None}
+        if codes:  # a one-time code typed now is hidden from now on
+            self.values.update(codes)
+            self.hide = secret_values.Hider(self.values)
+        params = {k: secret_values.fill(v, now) for k, v in call.params.items()}
         return replace(call, params=params)
 
     def result(self, result: Observation | Failure | None) -> Observation | Failure | None:

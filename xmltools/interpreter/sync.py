@@ -18,6 +18,7 @@ from ..expectations import Expectation
 from ..parser import ToolUse
 from ..protocol import Session, State
 from ..render import Renderer
+from ..secrets import Secret
 from ..tools import ToolRegistry
 from ..turn import StreamUpdate, Turn
 from .core import AsyncInterpreter
@@ -52,7 +53,7 @@ class Interpreter:
         pool: BrowserPool | None = None,
         approver: Callback | None = None,
         browser_factory: Callable[[str], BrowserLike] | None = None,
-        secrets: Mapping[str, str] | None = None,
+        secrets: Mapping[str, str | Secret] | None = None,
     ) -> None:
         self._loop = LoopThread("xmltools-interpreter")
         self.core = AsyncInterpreter(
