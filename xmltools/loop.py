@@ -21,11 +21,14 @@ become a short text placeholder (providers refuse more than about 20 images).
 
 from __future__ import annotations
 
+import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from pydantic import BaseModel
 
 from ._loop import run_sync
 from .approval import Allow, Deny, PendingApproval
@@ -33,7 +36,7 @@ from .config import Config
 from .errors import ModelError, UsageError
 from .interpreter import AsyncInterpreter, Interpreter, default_registry
 from .models import ADAPTERS, AnyModel, Usage, model_chunks
-from .tools import COMPLETION_TOOL, Tool, ToolRegistry
+from .tools import COMPLETION_TOOL, Tool, ToolRegistry, result_tool
 from .turn import Turn
 
 __all__ = [
@@ -60,6 +63,7 @@ class LoopResult:
     messages: list[dict[str, Any]]
     turns: list[Turn] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
+    output: Any = None  # the typed result (``result=``), once the model completed with a valid one
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,7 @@ async def arun_loop(
     on_event: Callable[[LoopEvent], Any] | None = None,
     on_approval: Approver | None = None,
     completion_tool: Tool | None = COMPLETION_TOOL,
+    result: type[BaseModel] | Mapping[str, Any] | None = None,
 ) -> LoopResult:
     """Run the loop until the model stops using tools, completes, errs too often, or runs out of turns.
 
@@ -143,10 +148,48 @@ async def arun_loop(
     ``result``, and run the loop again on that history with the same interpreter
     (pass ``interpreter=``: the loop closes an interpreter of its own when it returns).
 
+    ``result`` types the outcome: a pydantic model class (or a JSON Schema
+    as a dict) that the completion tool's ``<result>`` must hold as JSON
+    (:func:`~xmltools.tools.result_tool`; the system prompt shows the schema).
+    A result that does not fit goes back to the model as its mistake, saying
+    what is wrong; a valid one ends the loop, and ``LoopResult.output`` is the
+    typed object (the parsed JSON for a schema).  With an interpreter passed
+    in, register ``result_tool(...)`` in its registry yourself.
+
     The history passed in is copied; the result holds the full history.  If
     the model fails (an HTTP error, a dropped connection), :class:`ModelError`
     is raised with the history so far in its ``result`` attribute.
     """
+    return await _arun_loop(
+        model,
+        messages,
+        interpreter=interpreter,
+        config=config,
+        max_turns=max_turns,
+        stop_on_no_tool=stop_on_no_tool,
+        on_event=on_event,
+        on_approval=on_approval,
+        completion_tool=completion_tool,
+        shape=result,
+    )
+
+
+async def _arun_loop(
+    model: AnyModel,
+    messages: Sequence[dict[str, Any]],
+    *,
+    interpreter: AsyncInterpreter | None = None,
+    config: Config | None = None,
+    max_turns: int = 20,
+    stop_on_no_tool: bool = True,
+    on_event: Callable[[LoopEvent], Any] | None = None,
+    on_approval: Approver | None = None,
+    completion_tool: Tool | None = COMPLETION_TOOL,
+    shape: type[BaseModel] | Mapping[str, Any] | None = None,
+) -> LoopResult:
+    """:func:`arun_loop`, its ``result`` named ``shape`` (the loop's own result is ``result`` here)."""
+    if shape is not None and completion_tool is not None:
+        completion_tool = result_tool(shape, completion_tool.name)
     if max_turns < 1:
         raise UsageError("max_turns must be at least 1")
     if isinstance(interpreter, Interpreter):
@@ -229,6 +272,7 @@ async def arun_loop(
                 history.append(turn.result)
             if turn.completed:
                 result.stop_reason = "completed"
+                result.output = _output(turn, shape)
                 break
             if turn.mistake_limit_reached:
                 result.stop_reason = "mistake_limit"
@@ -264,6 +308,7 @@ def run_loop(
     interpreter: AsyncInterpreter | Interpreter | None = None,
     on_approval: Approver | None = None,
     completion_tool: Tool | None = COMPLETION_TOOL,
+    result: type[BaseModel] | Mapping[str, Any] | None = None,
 ) -> LoopResult:
     """The synchronous form of :func:`arun_loop` (works inside a running event loop too).
 
@@ -284,6 +329,7 @@ def run_loop(
             stop_on_no_tool=stop_on_no_tool,
             on_event=on_event,
             on_approval=on_approval,
+            result=result,
         )
         try:
             return it._call(coro)
@@ -301,5 +347,17 @@ def run_loop(
             on_event=on_event,
             on_approval=on_approval,
             completion_tool=completion_tool,
+            result=result,
         )
     )
+
+
+def _output(turn: Turn, shape: type[BaseModel] | Mapping[str, Any] | None) -> Any:
+    """The typed result of the completion call that ended the loop (None without ``result=``)."""
+    if shape is None:
+        return None
+    for o in turn.outcomes:
+        if o.status == "ok" and o.action is None and "result" in o.call.params:  # the host's tool
+            value = json.loads(o.call.params["result"])
+            return shape.model_validate(value) if isinstance(shape, type) else value
+    return None

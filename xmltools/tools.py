@@ -12,12 +12,13 @@ registry.  Pure: neither Playwright nor Jinja2 is imported.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple, TypeAlias
+from typing import Annotated, Any, NamedTuple, TypeAlias
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
 from .actions import (
     CATEGORIES,
@@ -54,6 +55,7 @@ from .errors import ConfigError
 from .parser import ToolSyntax, ToolUse, Vocabulary
 from .profiles import ROO, ActionForm, Profile, format_call, get_profile
 from .quoting import quoted, shorten
+from .schema import schema_problem
 
 __all__ = [
     "ACTION_MODELS",
@@ -91,6 +93,7 @@ __all__ = [
     "normalize_keys",
     "parse_coordinate",
     "parse_size",
+    "result_tool",
     "selector_kind",
 ]
 
@@ -205,6 +208,52 @@ COMPLETION_TOOL = Tool(
     completes=True,
 )
 STANDARD_TOOLS: dict[str, Tool] = {COMPLETION_TOOL.name: COMPLETION_TOOL}
+
+
+def result_tool(shape: type[BaseModel] | Mapping[str, Any], name: str = COMPLETION_TOOL.name) -> Tool:
+    """The completion tool of a run whose result is typed: ``<result>`` holds JSON of ``shape`` (a
+    pydantic model, or a JSON Schema as a dict).  A result that does not fit is refused as the
+    model's mistake, with what is wrong, and the model tries again; the system prompt shows the
+    schema in one line."""
+    schema = shape.model_json_schema() if isinstance(shape, type) else dict(shape)
+    compact = json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
+
+    def check(text: str) -> str:
+        try:
+            value = json.loads(text)
+        except ValueError as e:
+            raise ValueError(f"the result is not JSON ({e}); write one JSON value of the schema") from None
+        if isinstance(shape, type):
+            try:
+                shape.model_validate(value)
+            except ValidationError as e:
+                first = e.errors()[0]
+                where = ".".join(str(x) for x in first.get("loc", ())) or "the result"
+                more = f" (and {len(e.errors()) - 1} more)" if len(e.errors()) > 1 else ""
+                raise ValueError(f"{where}: {first.get('msg')}{more}") from None
+        else:
+            problem = schema_problem(value, schema, "the result")
+            if problem is not None:
+                raise ValueError(problem)
+        return text
+
+    class TypedResult(BaseModel):
+        result: Annotated[str, AfterValidator(check)] = Field(
+            description=f"the result: one JSON value of this schema: {compact}"
+        )
+
+    def complete(p: TypedResult) -> str:
+        return f"The task is marked as complete. Result: {p.result}"
+
+    return Tool(
+        name,
+        TypedResult,
+        complete,
+        "Say that the task is finished, with its result as JSON of the schema below. Use it once the"
+        " work is done (and the browser is closed).",
+        raw=frozenset({"result"}),
+        completes=True,
+    )
 
 
 def offered_actions(

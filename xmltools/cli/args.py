@@ -206,6 +206,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="other options of the model's create call, as a JSON object, such as '{\"top_p\": 0.9}'",
     )
     p.add_argument(
+        "--result-schema",
+        default=None,
+        metavar="SCHEMA.json",
+        help="the result must be JSON of this schema: the completion tool refuses one that is not, and"
+        " the result is printed",
+    )
+    p.add_argument(
         "--no-completion-tool",
         action="store_true",
         help="do not offer attempt_completion (the model then ends by answering without a tool)",

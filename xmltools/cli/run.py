@@ -63,7 +63,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..loop import LoopEvent, loop_registry, run_loop, turn_line
     from ..models import build_model
     from ..report import write_report
-    from ..tools import COMPLETION_TOOL
+    from ..tools import COMPLETION_TOOL, result_tool
 
     config = load_config(args)
     model = build_model(
@@ -83,6 +83,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         key = os.environ.get("OPENAI_API_KEY") or "not-needed"
 
     completion = None if args.no_completion_tool else COMPLETION_TOOL
+    shape = _result_schema(args.result_schema) if args.result_schema else None
+    if shape is not None:
+        if completion is None:
+            raise UsageError("--result-schema needs the completion tool: leave out --no-completion-tool")
+        completion = result_tool(shape)
     interp = AsyncInterpreter(config, registry=loop_registry(config, completion))
     messages = [
         {"role": "system", "content": interp.system_prompt()},
@@ -106,7 +111,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print(turn_line(e.index, e.turn), flush=True)
 
         try:
-            res = run_loop(model, messages, interpreter=interp, max_turns=args.max_turns, on_event=progress)
+            res = run_loop(
+                model, messages, interpreter=interp, max_turns=args.max_turns, on_event=progress, result=shape
+            )
         except XmltoolsError as e:
             if writer is not None:
                 with contextlib.suppress(XmltoolsError, OSError):
@@ -118,6 +125,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                     print(f"report (up to the failure): {failed}")
             raise
         print(f"stopped: {res.stop_reason} after {len(res.turns)} turns; {res.usage.describe()}")
+        if res.output is not None:
+            print(f"result: {json.dumps(res.output, ensure_ascii=False)}")
         if writer is not None:
             ended = "completed" if res.stop_reason in ("no_tool", "completed") else "stopped"
             writer.end(ended, res.stop_reason, f"{len(res.turns)} turns; {res.usage.describe()}")
@@ -156,3 +165,18 @@ def _run_writer(
     )
     secrets = [key] if key and key != "not-needed" else []  # never written, should a page show it
     return TranscriptWriter(path, header, secrets=secrets)
+
+
+def _result_schema(path: str) -> dict[str, Any]:
+    """The JSON Schema a run's result must satisfy; a file that is not one is a one-line usage error."""
+    from pathlib import Path
+
+    try:
+        schema = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"--result-schema {path}: no such file") from None
+    except (OSError, ValueError) as e:
+        raise UsageError(f"--result-schema {path}: not a JSON file ({e})") from None
+    if not isinstance(schema, dict):
+        raise UsageError(f"--result-schema {path}: a JSON Schema is an object, not {type(schema).__name__}")
+    return schema

@@ -23,6 +23,7 @@ from ..browser.session import BrowserSession
 from ..browser.verify import verify
 from ..expectations import Expectation
 from ..results import Failure, Observation
+from ..schema import schema_problem
 from .plan import CheckSpec
 
 __all__ = ["CHECKS", "CheckContext", "KeptSession", "register_check", "run_checks"]
@@ -144,47 +145,9 @@ async def _answer(spec: CheckSpec, ctx: CheckContext) -> str | None:
             value = json.loads(ctx.answer)
         except ValueError as e:
             return f"the answer is not JSON ({e})"
-        return _schema_problem(value, spec.schema_, "the answer")
+        return schema_problem(value, spec.schema_, "the answer")
     pattern = spec.value if spec.regex else re.escape(spec.value)
     return None if re.search(pattern, ctx.answer) else f"the answer is {ctx.answer[:200]!r}"
-
-
-_TYPES: dict[str, type | tuple[type, ...]] = {
-    "object": dict,
-    "array": list,
-    "string": str,
-    "integer": int,
-    "number": (int, float),
-    "boolean": bool,
-    "null": type(None),
-}
-
-
-def _schema_problem(value: Any, schema: dict[str, Any], where: str) -> str | None:
-    kind = schema.get("type")
-    if isinstance(kind, str) and kind in _TYPES:
-        ok = isinstance(value, _TYPES[kind]) and not (
-            kind in ("integer", "number") and isinstance(value, bool)
-        )
-        if not ok:
-            return f"{where} is not of type {kind}"
-    if "enum" in schema and value not in schema["enum"]:
-        return f"{where} is not one of {schema['enum']}"
-    if isinstance(value, dict):
-        for key in schema.get("required", ()):
-            if key not in value:
-                return f"{where} lacks {key!r}"
-        for key, sub in (schema.get("properties") or {}).items():
-            if key in value and isinstance(sub, dict):
-                problem = _schema_problem(value[key], sub, f"{where}.{key}")
-                if problem:
-                    return problem
-    if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for i, item in enumerate(value):
-            problem = _schema_problem(item, schema["items"], f"{where}[{i}]")
-            if problem:
-                return problem
-    return None
 
 
 async def run_checks(checks: tuple[CheckSpec, ...], ctx: CheckContext) -> list[tuple[CheckSpec, str | None]]:
