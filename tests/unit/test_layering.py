@@ -26,6 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "expectations": set(),
     "stats": set(),
+    "schema": set(),
     "quoting": set(),
     "results": set(),
     "parser": {"errors"},
@@ -40,7 +41,7 @@ ALLOWED: dict[str, set[str]] = {
     "protocol": {"errors", "parser"},
     "approval": {"actions", "errors", "parser"},
     "profiles": {*_BASE, "actions", "parser"},
-    "tools": {*_BASE, "actions", "approval", "parser", "profiles"},
+    "tools": {*_BASE, "actions", "approval", "parser", "profiles", "schema"},
     "turn": {*_BASE, "approval", "parser", "protocol", "tools"},
     # the browser: Playwright behind one seam; it never sees the configuration, tools or templates
     "browser": {*_BASE, "_loop", "actions", "snapshot", "urlpolicy"},
@@ -107,6 +108,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "lab": {
         *_BASE,
+        "schema",
         "render",
         "report",
         "browser",
