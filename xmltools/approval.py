@@ -131,6 +131,7 @@ class ApprovalPolicy:
         self.given = frozenset(given)  # the categories the host ruled on
         self.rules: Mapping[Category, Rule] = MappingProxyType(merged)
         self.callback = callback
+        self.closed_reason: str | None = None  # set: every gated call is refused with this reason
 
     def category_of(self, tool: str, action: str | None, declared: str | None = None) -> Category | None:
         """The category of a browser action (``action`` given) or the one a host tool declared."""
@@ -150,6 +151,8 @@ class ApprovalPolicy:
         ``asks`` marks an action its dialect has ask by default (Forge's session start): it asks
         unless the host gave a rule for its category.
         """
+        if self.closed_reason is not None:  # the run's budget is spent: nothing gated runs any more
+            return Deny(self.closed_reason)
         rule = self.rules[category]
         if asks and category not in self.given:
             rule = "ask"

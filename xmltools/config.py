@@ -112,6 +112,9 @@ class Config(BaseModel):
     # the protocol
     policy: Policy = Field(Policy.REJECT, description="other tools while the browser is open")
     mistake_limit: int = Field(3, ge=1, description="consecutive model mistakes before the host is told")
+    stuck_repeat: int = Field(3, ge=2, description="nudge a model that repeats one call on an unchanged page")
+    stuck_turns: int = Field(5, ge=2, description="nudge a model after this many turns that change nothing")
+    stuck_nudges: int = Field(3, ge=1, description="nudges after which the loop stops the run as stuck")
     on_mistake_limit: Literal["flag", "raise"] = Field(
         "flag", description="set Turn.mistake_limit_reached, or raise"
     )

@@ -34,6 +34,7 @@ from ._loop import run_sync
 from .approval import Allow, Deny, PendingApproval
 from .config import Config
 from .errors import ModelError, UsageError
+from .guards import Budget, Nudge, Watchdog
 from .interpreter import AsyncInterpreter, Interpreter, default_registry
 from .models import ADAPTERS, AnyModel, Usage, model_chunks
 from .tools import COMPLETION_TOOL, Tool, ToolRegistry, result_tool
@@ -50,7 +51,17 @@ __all__ = [
     "turn_line",
 ]
 
-StopReason = Literal["no_tool", "completed", "mistake_limit", "max_turns", "approval_required"]
+StopReason = Literal[
+    "no_tool",
+    "completed",
+    "mistake_limit",
+    "max_turns",
+    "max_tokens",
+    "max_cost",
+    "max_seconds",
+    "stuck",
+    "approval_required",
+]
 # the host's answer to a held call: True or Allow() runs it; False, a reason or Deny(reason) refuses it
 Approver = Callable[[PendingApproval], "bool | str | Allow | Deny | Awaitable[bool | str | Allow | Deny]"]
 
@@ -64,14 +75,17 @@ class LoopResult:
     turns: list[Turn] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     output: Any = None  # the typed result (``result=``), once the model completed with a valid one
+    nudges: list[Nudge] = field(default_factory=list)  # each time the model was told it goes in circles
+    cost: float = 0.0  # dollars, from the usage and ``prices``
 
 
 @dataclass(frozen=True)
 class LoopEvent:
-    kind: Literal["turn", "stop"]
+    kind: Literal["turn", "nudge", "stop"]
     index: int
     turn: Turn | None = None
     stop_reason: StopReason | None = None
+    note: str | None = None  # a nudge's or a budget's words to the model
 
 
 def turn_line(index: int, turn: Turn) -> str:
@@ -129,6 +143,10 @@ async def arun_loop(
     on_approval: Approver | None = None,
     completion_tool: Tool | None = COMPLETION_TOOL,
     result: type[BaseModel] | Mapping[str, Any] | None = None,
+    max_tokens: int | None = None,
+    max_cost: float | None = None,
+    prices: tuple[float, float] = (0.0, 0.0),
+    max_seconds: float | None = None,
 ) -> LoopResult:
     """Run the loop until the model stops using tools, completes, errs too often, or runs out of turns.
 
@@ -156,6 +174,15 @@ async def arun_loop(
     typed object (the parsed JSON for a schema).  With an interpreter passed
     in, register ``result_tool(...)`` in its registry yourself.
 
+    Budgets (see :mod:`xmltools.guards`): ``max_turns``, ``max_tokens``,
+    ``max_cost`` (dollars, with ``prices`` per million input and output
+    tokens) and ``max_seconds``.  At 80% of any, the model is told what is
+    left; when one is spent, the next turn is the last: the model is asked for
+    its final answer, browser calls are refused, and the stop reason names the
+    budget.  A model going round in circles is nudged (``LoopResult.nudges``,
+    a ``"nudge"`` event), and stopped as ``"stuck"`` after the configured
+    number of nudges (``stuck_repeat``, ``stuck_turns``, ``stuck_nudges``).
+
     The history passed in is copied; the result holds the full history.  If
     the model fails (an HTTP error, a dropped connection), :class:`ModelError`
     is raised with the history so far in its ``result`` attribute.
@@ -171,6 +198,10 @@ async def arun_loop(
         on_approval=on_approval,
         completion_tool=completion_tool,
         shape=result,
+        max_tokens=max_tokens,
+        max_cost=max_cost,
+        prices=prices,
+        max_seconds=max_seconds,
     )
 
 
@@ -186,6 +217,10 @@ async def _arun_loop(
     on_approval: Approver | None = None,
     completion_tool: Tool | None = COMPLETION_TOOL,
     shape: type[BaseModel] | Mapping[str, Any] | None = None,
+    max_tokens: int | None = None,
+    max_cost: float | None = None,
+    prices: tuple[float, float] = (0.0, 0.0),
+    max_seconds: float | None = None,
 ) -> LoopResult:
     """:func:`arun_loop`, its ``result`` named ``shape`` (the loop's own result is ``result`` here)."""
     if shape is not None and completion_tool is not None:
@@ -213,11 +248,26 @@ async def _arun_loop(
             if isinstance(out, Awaitable):
                 await out
 
+    budget = Budget(max_turns, max_tokens, max_cost, max_seconds, prices)
+    c = interp.config
+    dog = Watchdog(c.stuck_repeat, c.stuck_turns, c.stuck_nudges)
+    counted = max_tokens is not None or max_cost is not None  # a callable's tokens are estimated then
+    finishing = next((t.name for t in interp.registry.host_tools if t.completes), None)
+    last: StopReason | None = None
     try:
         for index in range(max_turns):
+            spent = budget.spent(index, result.usage)
+            if spent is not None and last is None:  # this turn is the last: the answer, and nothing else
+                last = spent
+                interp.approval.closed_reason = f"the run's {spent.removeprefix('max_')} budget is spent"
+                closed = await interp.close_sessions()  # so that the answer needs no close first
+                note = interp.renderer.budget([], last=spent, tool=finishing, closed=bool(closed))
+                _add_note(history, interp, note.text)
+                await emit(LoopEvent("nudge", index, note=note.text))
             interp.trim_history(history)
+            sent = [dict(m) for m in history]
             stream = interp.stream()
-            chunks = model_chunks(model, [dict(m) for m in history])
+            chunks = model_chunks(model, sent)
             stopped = False
             started = time.monotonic()
             try:
@@ -239,6 +289,8 @@ async def _arun_loop(
                 " (stream cut after the first complete call)" if stopped else "",
             )
             turn = await stream.finish(stopped=stopped)
+            if counted and not isinstance(model, ADAPTERS):
+                result.usage.estimate(sent, str(turn.assistant.get("content", "")))
             held = turn.approval_required
             if held is not None and on_approval is not None:
                 answer = on_approval(held)
@@ -277,6 +329,22 @@ async def _arun_loop(
             if turn.mistake_limit_reached:
                 result.stop_reason = "mistake_limit"
                 break
+            if last is not None:
+                result.stop_reason = last
+                break
+            left = budget.warnings(index + 1, result.usage)
+            if left:
+                _add_note(history, interp, interp.renderer.budget(left).text)
+            nudge = dog.step(turn)
+            if nudge is not None:
+                result.nudges.append(nudge)
+                text = interp.renderer.stuck(nudge.kind, nudge.turns, nudge.what).text
+                await emit(LoopEvent("nudge", index, turn, note=text))
+                if dog.stuck:
+                    result.stop_reason = "stuck"
+                    break
+                _add_note(history, interp, text)
+        result.cost = budget.cost(result.usage)
         interp.trim_history(history)
         log.info(
             "loop stopped: %s after %d turns%s",
@@ -287,8 +355,24 @@ async def _arun_loop(
         await emit(LoopEvent("stop", len(result.turns), stop_reason=result.stop_reason))
         return result
     finally:
+        interp.approval.closed_reason = None  # an interpreter passed in is the host's again
         if own:
             await interp.aclose()
+
+
+def _add_note(history: list[dict[str, Any]], interp: AsyncInterpreter, text: str) -> None:
+    """Tell the model ``text``: in the last user message when the history ends with one (roles keep
+    alternating), else as a user message of its own."""
+    last = history[-1] if history else None
+    if last is not None and last.get("role") == "user":
+        content = last.get("content")
+        if isinstance(content, str):
+            history[-1] = {**last, "content": f"{content}\n\n{text}"}
+            return
+        if isinstance(content, list):
+            history[-1] = {**last, "content": [*content, {"type": "text", "text": text}]}
+            return
+    history.append({"role": "user", "content": text})
 
 
 def _note_message(interp: AsyncInterpreter, part: Any) -> dict[str, Any]:
@@ -309,6 +393,10 @@ def run_loop(
     on_approval: Approver | None = None,
     completion_tool: Tool | None = COMPLETION_TOOL,
     result: type[BaseModel] | Mapping[str, Any] | None = None,
+    max_tokens: int | None = None,
+    max_cost: float | None = None,
+    prices: tuple[float, float] = (0.0, 0.0),
+    max_seconds: float | None = None,
 ) -> LoopResult:
     """The synchronous form of :func:`arun_loop` (works inside a running event loop too).
 
@@ -330,6 +418,10 @@ def run_loop(
             on_event=on_event,
             on_approval=on_approval,
             result=result,
+            max_tokens=max_tokens,
+            max_cost=max_cost,
+            prices=prices,
+            max_seconds=max_seconds,
         )
         try:
             return it._call(coro)
@@ -348,6 +440,10 @@ def run_loop(
             on_approval=on_approval,
             completion_tool=completion_tool,
             result=result,
+            max_tokens=max_tokens,
+            max_cost=max_cost,
+            prices=prices,
+            max_seconds=max_seconds,
         )
     )
 

@@ -426,6 +426,24 @@ class Renderer:
     def image_dropped(self) -> str:
         return self.render("note/image_dropped.j2")
 
+    def stuck(self, kind: str, turns: int, what: str) -> Rendered:
+        """A nudge to a model going round in circles (``kind``: repeat or stagnant)."""
+        return Rendered("note", self.render("note/stuck.j2", kind=kind, turns=turns, what=what))
+
+    def budget(
+        self, left: list[str], *, last: str | None = None, tool: str | None = None, closed: bool = False
+    ) -> Rendered:
+        """What is left of the run's budgets; or, with ``last`` (the spent budget), the last turn."""
+        text = self.render(
+            "note/budget.j2",
+            left=left,
+            last=last is not None,
+            budget=(last or "").removeprefix("max_"),
+            tool=tool,
+            closed=closed,
+        )
+        return Rendered("note", text)
+
     def heal_prompt(
         self, *, action: str, identity: Identity, failure: str, snapshot: str, url: str, action_name: str
     ) -> str:

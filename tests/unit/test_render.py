@@ -204,6 +204,12 @@ CASES: dict[str, Callable[[], Rendered | str]] = {
     "note_auto_closed": lambda: R.auto_closed("write_note"),
     "note_idle_closed": lambda: R.idle_closed(60),
     "note_image_dropped": R.image_dropped,
+    "note_stuck_repeat": lambda: R.stuck("repeat", 3, "click with the same target"),
+    "note_stuck_stagnant": lambda: R.stuck("stagnant", 5, "http://127.0.0.1:8000/list.html"),
+    "note_budget_left": lambda: R.budget(
+        ["16 of your 20 turns are used: 4 left", "$0.80 of your $1.00 budget is used"]
+    ),
+    "note_budget_last": lambda: R.budget([], last="max_cost", tool="attempt_completion", closed=True),
     "note_heal": lambda: R.heal_prompt(
         action="Saving.\n<browser_action>\n<action>click</action>\n<coordinate>100,110</coordinate>\n</browser_action>",
         identity=Identity(

@@ -98,6 +98,14 @@ class CallRunner:
         checked = self.check(call)
         if not isinstance(checked, ValidCall):
             return checked
+        closed = self.approval.closed_reason
+        if closed is not None and checked.browser:  # the run is over for the browser: said first
+            action = checked.written or checked.action
+            return (
+                CallOutcome(call, "denied", call.name, action, violation="denied"),
+                [self.secrets.rendered(self.renderer.denied(call.name, action, closed))],
+                False,
+            )
         _, out = self._protocol(checked)
         if isinstance(out, Violation):
             return self._refused(call, checked, out)

@@ -196,6 +196,13 @@ class AsyncInterpreter:
         self.record_identities()
         return writer
 
+    async def close_sessions(self) -> list[str]:
+        """Close every open browser session, as the host (the model is not asked); their names."""
+        names = list(self._sessions.open)
+        for name in names:
+            await self._sessions.close(name)
+        return names
+
     async def verify(self, exp: Expectation) -> str | None:
         """None when the assertion holds on its session's page now (waiting as Playwright's
         ``expect`` does); else one line on what is there instead."""

@@ -1,0 +1,117 @@
+"""Long loops: a model going round in circles is nudged and then stopped as stuck; budgets are told to
+the model at 80%, and the last turn asks for the answer only, with browser calls refused."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fakes import FakeBrowser
+from helpers import ba
+
+from xmltools.config import Config
+from xmltools.interpreter import AsyncInterpreter
+from xmltools.loop import arun_loop, loop_registry
+from xmltools.tools import COMPLETION_TOOL
+
+START = [{"role": "system", "content": "system"}, {"role": "user", "content": "do it"}]
+DONE = "<attempt_completion>\n<result>the answer</result>\n</attempt_completion>"
+
+
+def interp(config: Config | None = None) -> AsyncInterpreter:
+    cfg = config or Config()
+    return AsyncInterpreter(cfg, registry=loop_registry(cfg, COMPLETION_TOOL), browser=FakeBrowser())
+
+
+def model(reply: Any) -> Any:
+    def ask(messages: list[dict[str, Any]]) -> str:
+        n = sum(1 for m in messages if m["role"] == "assistant")
+        return str(reply(n, messages))
+
+    return ask
+
+
+def said(messages: list[dict[str, Any]]) -> str:
+    return json.dumps(messages)
+
+
+async def test_the_same_click_on_an_unchanged_page_is_nudged_then_stopped_as_stuck() -> None:
+    def reply(n: int, _: Any) -> str:
+        return ba("launch", url="http://127.0.0.1:9/") if n == 0 else ba("click", coordinate="100,100")
+
+    it = interp()
+    events: list[str] = []
+    res = await arun_loop(
+        model(reply), START, interpreter=it, max_turns=30, on_event=lambda e: events.append(e.kind)
+    )
+    assert res.stop_reason == "stuck" and [n.kind for n in res.nudges] == ["repeat"] * 3
+    assert len(res.turns) == 10  # launch, then 3 clicks a nudge, 3 nudges
+    assert events.count("nudge") == 3
+    assert "You have sent the same click with the same target 3 times, and the page did not change" in said(
+        res.messages
+    )
+    await it.aclose()
+
+
+async def test_turns_that_change_nothing_are_nudged() -> None:
+    moves = [ba("scroll_down"), ba("scroll_up"), ba("click", coordinate="5,5"), ba("hover", coordinate="9,9")]
+
+    def reply(n: int, _: Any) -> str:
+        return ba("launch", url="http://127.0.0.1:9/") if n == 0 else moves[n % len(moves)]
+
+    it = interp(Config(stuck_turns=4, stuck_nudges=2))
+    res = await arun_loop(model(reply), START, interpreter=it, max_turns=30)
+    assert [n.kind for n in res.nudges] == ["stagnant", "stagnant"] and res.stop_reason == "stuck"
+    assert "For 4 turns neither the address nor the page has changed" in said(res.messages)
+    await it.aclose()
+
+
+async def test_the_turn_budget_is_told_at_80_percent_and_the_last_turn_gets_the_answer() -> None:
+    seen: list[str] = []
+
+    def reply(n: int, messages: list[dict[str, Any]]) -> str:
+        seen.append(said(messages))
+        if "This is your last turn" in seen[-1]:
+            return DONE
+        return ba("launch", url="http://127.0.0.1:9/") if n == 0 else ba("click", coordinate=f"{10 * n},10")
+
+    it = interp(Config(stuck_turns=50))
+    res = await arun_loop(model(reply), START, interpreter=it, max_turns=5)
+    assert res.stop_reason == "completed" and len(res.turns) == 5
+    assert "4 of your 5 turns are used: 1 left" in seen[4] and "4 of your 5" not in seen[3]
+    assert "This is your last turn: the run's turns budget is spent" in seen[4]
+    assert "with attempt_completion" in seen[4]
+    await it.aclose()
+
+
+async def test_a_browser_call_on_the_last_turn_is_refused_and_the_reason_names_the_budget() -> None:
+    def reply(n: int, _: Any) -> str:
+        return ba("launch", url="http://127.0.0.1:9/") if n == 0 else ba("click", coordinate=f"{10 * n},10")
+
+    it = interp(Config(stuck_turns=50))
+    res = await arun_loop(model(reply), START, interpreter=it, max_turns=3)
+    assert res.stop_reason == "max_turns"
+    last = res.turns[-1].outcomes[0]
+    assert last.status == "denied" and "the run's turns budget is spent" in said(res.messages)
+    assert it.approval.closed_reason is None  # the interpreter is the host's again
+    await it.aclose()
+
+
+async def test_token_and_cost_budgets_end_the_run_with_an_answer() -> None:
+    def reply(n: int, messages: list[dict[str, Any]]) -> str:
+        if "This is your last turn" in said(messages):
+            return DONE
+        return ba("launch", url="http://127.0.0.1:9/") if n == 0 else ba("click", coordinate=f"{10 * n},10")
+
+    it = interp(Config(stuck_turns=50))
+    by_tokens = await arun_loop(model(reply), START, interpreter=it, max_turns=50, max_tokens=1500)
+    assert by_tokens.stop_reason == "completed" and by_tokens.usage.total_tokens >= 1500
+    assert "the run's tokens budget is spent" in said(by_tokens.messages)
+    await it.aclose()
+    it = interp(Config(stuck_turns=50))
+    refusing = model(lambda n, m: ba("launch", url="http://127.0.0.1:9/") if n == 0 else ba("scroll_down"))
+    by_cost = await arun_loop(
+        refusing, START, interpreter=it, max_turns=50, max_cost=0.01, prices=(5.0, 15.0)
+    )
+    assert by_cost.stop_reason == "max_cost" and by_cost.cost >= 0.01
+    await it.aclose()
