@@ -4,6 +4,7 @@ a field that received ordinary text is not."""
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import pytest
 from helpers import ba
@@ -52,3 +53,28 @@ async def test_a_field_that_received_a_secret_is_painted_over(site: str, text: s
             else:
                 assert share < 0.01 and dark > 20, (share, dark)
         assert SECRET not in str(typed.messages)
+
+
+async def test_a_bound_secret_never_reaches_another_origin(tmp_path: Any) -> None:
+    """The same sign-in page served on two loopback ports: the secret bound to the first is typed
+    there, and refused on the second before anything is typed; the field stays empty."""
+    from helpers import SITE
+
+    from xmltools.secrets import Secret
+    from xmltools.serve import serve_directory
+
+    with serve_directory(SITE / "rematch") as good, serve_directory(SITE / "rematch") as other:
+        secrets = {"PASSWORD": Secret(SECRET, origins=[good])}
+        async with AsyncInterpreter(Config(), secrets=secrets) as it:
+            for base, allowed in ((good, True), (other, False)):
+                await it.handle(ba("launch", url=f"{base}/order.html"))
+                browser = it.browser_of()
+                assert browser is not None
+                box = await browser.on_page(lambda p: p.locator("#note").bounding_box())  # type: ignore[attr-defined]
+                await it.handle(ba("click", coordinate=f"{int(box['x'] + 20)},{int(box['y'] + 10)}"))
+                turn = await it.handle(ba("type", text="{secret:PASSWORD}"))
+                value = await browser.on_page(lambda p: p.locator("#note").input_value())  # type: ignore[attr-defined]
+                assert value == (SECRET if allowed else ""), base
+                assert turn.outcomes[0].status == ("ok" if allowed else "denied")
+                assert SECRET not in str(turn.messages)
+                await it.handle(ba("close"))
