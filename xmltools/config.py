@@ -7,7 +7,7 @@ capitals: ``XMLTOOLS_VIEWPORT=1280x800``, ``XMLTOOLS_POLICY=allow``; the old
 ``XMLTOOLS_CHROMIUM`` stands for ``XMLTOOLS_EXECUTABLE``), a TOML file
 (``xmltools.toml``, top level or under ``[xmltools]``), ``[tool.xmltools]`` of
 ``pyproject.toml``, then the defaults.  A name that is no setting, in any of
-them, is an error naming the closest one.  :func:`explain` says where each value
+them, is an error naming the closest one.  :func:`xmltools.config_explain.explain` says where each value
 came from (``xmltools config``).  Pure: no browser and no templates are touched here; the
 browser's view (:meth:`Config.browser_settings`) is plain data from ``browser/settings.py``.
 """
@@ -21,10 +21,9 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from enum import Enum
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import (
@@ -49,7 +48,7 @@ from .urlpolicy import UrlPolicy
 if TYPE_CHECKING:
     from xmltools.browser.settings import BrowserConfig
 
-__all__ = ["Config", "Setting", "explain", "format_settings", "settings_table"]
+__all__ = ["Config"]
 
 ENV_PREFIX = "XMLTOOLS_"
 
@@ -368,14 +367,6 @@ CHROMIUM_VARIABLE = "XMLTOOLS_CHROMIUM"  # an alias of XMLTOOLS_EXECUTABLE, whic
 OTHER_VARIABLES = frozenset({CHROMIUM_VARIABLE, "XMLTOOLS_UPDATE_GOLDEN"})
 
 
-class Setting(NamedTuple):
-    """One line of ``xmltools config``: a setting, its effective value, and where it came from."""
-
-    name: str
-    value: Any
-    source: str  # default, argument, environment (XMLTOOLS_...), pyproject.toml, xmltools.toml or the file
-
-
 @dataclass
 class _Plan:
     """What one load reads; the sources find it in ``_PLAN`` while the settings are built."""
@@ -607,61 +598,6 @@ def _load(
     origins.update(dict.fromkeys(overrides, ARGUMENT))
     # the values are valid already (the settings class validated them); this only makes a plain Config
     return cls(**{name: getattr(layered, name) for name in Config.model_fields}), origins
-
-
-def explain(
-    path: str | Path | None = None,
-    *,
-    environ: Mapping[str, str] | None = None,
-    cwd: str | Path | None = None,
-    **overrides: Any,
-) -> list[Setting]:
-    """Like :meth:`Config.load`, but every setting with its effective value and its source."""
-    config, origins = _load(Config, path, environ=environ, cwd=cwd, overrides=overrides)
-    return [Setting(name, getattr(config, name), origins[name]) for name in Config.model_fields]
-
-
-def format_settings(settings: Iterable[Setting]) -> str:
-    """The lines of ``xmltools config``: name, value and source, in columns."""
-    rows = [(s.name, display(s.value), s.source) for s in settings]
-    w0 = max(len(r[0]) for r in rows)
-    w1 = min(max(len(r[1]) for r in rows), 40)
-    return "\n".join(f"{n:<{w0}}  {v:<{w1}}  {src}" for n, v, src in rows)
-
-
-def display(value: Any) -> str:
-    """A value as the environment would give it (``900x600``, ``none``, ``true``, JSON lists)."""
-    if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, Enum):
-        return str(value.value)
-    if isinstance(value, (tuple, list)):
-        return json.dumps([str(x) for x in value])
-    if isinstance(value, Mapping):
-        return json.dumps({str(k): v for k, v in value.items()})
-    return str(value)
-
-
-def environment_variables(name: str) -> tuple[str, ...]:
-    """The variables that set ``name``, the first winning."""
-    return (
-        (ENV_PREFIX + name.upper(), CHROMIUM_VARIABLE)
-        if name == "executable"
-        else (ENV_PREFIX + name.upper(),)
-    )
-
-
-def settings_table() -> str:
-    """Every setting as a Markdown table (name, default, variable, description): the README's."""
-    lines = ["| setting | default | environment variable | description |", "|---|---|---|---|"]
-    for name, info in Config.model_fields.items():
-        default = info.get_default(call_default_factory=True)
-        variables = ", ".join(f"`{v}`" for v in environment_variables(name))
-        about = (info.description or "").replace("|", "\\|")
-        lines.append(f"| `{name}` | `{display(default)}` | {variables} | {about} |")
-    return "\n".join(lines)
 
 
 def _env_value(raw: str) -> Any:

@@ -17,7 +17,8 @@ from pydantic import ValidationError
 
 from xmltools.cli import main
 from xmltools.cli.common import load_config
-from xmltools.config import Config, Setting, explain, settings_table
+from xmltools.config import Config
+from xmltools.config_explain import Setting, explain, settings_table
 from xmltools.errors import ConfigError
 from xmltools.protocol import Policy
 from xmltools.render import Renderer, bundled_templates, template_table, template_variables
@@ -382,8 +383,8 @@ def generated(readme: str, producer: str) -> str:
 def test_the_readme_has_the_settings_table() -> None:
     readme = (ROOT / "README.md").read_text()
     assert "## Settings" in readme
-    assert generated(readme, "xmltools.config.settings_table()") == settings_table(), (
-        "README.md's settings table is stale: paste xmltools.config.settings_table() in"
+    assert generated(readme, "xmltools.config_explain.settings_table()") == settings_table(), (
+        "README.md's settings table is stale: paste xmltools.config_explain.settings_table() in"
     )
     rows = settings_table().splitlines()[2:]
     assert [r.split("`")[1] for r in rows] == list(Config.model_fields)

@@ -47,6 +47,7 @@ ALLOWED: dict[str, set[str]] = {
     "browser": {*_BASE, "_loop", "actions", "snapshot", "urlpolicy"},
     # the configuration builds each subsystem's frozen view (the browser's among them)
     "config": {*_BASE, "approval", "browser", "parser", "protocol", "secrets", "tools", "urlpolicy"},
+    "config_explain": {*_BASE, "config"},
     "render": {*_BASE, "profiles", "protocol", "tools", "turn"},
     "transcript": {*_BASE, "compare", "config", "parser", "profiles", "protocol", "secrets", "tools", "turn"},
     "interpreter": {

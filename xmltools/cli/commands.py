@@ -264,7 +264,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     from ..browser.locate import browser_version, find_chromium, install_hint
     from ..browser.session import BrowserSession
-    from ..config import Config, explain, format_settings
+    from ..config import Config
+    from ..config_explain import explain, format_settings
     from ..errors import BrowserNotFoundError
     from ..results import Failure
     from ..serve import serve_directory
@@ -329,7 +330,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    from ..config import explain, format_settings
+    from ..config_explain import explain, format_settings
 
     print(format_settings(explain(args.config)))
     return 0
