@@ -167,6 +167,12 @@ class Config(BaseModel):
         "openai", description="the shape of result messages: OpenAI chat, Anthropic messages or plain text"
     )
     image_budget: int = Field(5, ge=0, description="screenshots kept in the history; older ones become text")
+    keep_observations: int = Field(
+        1, ge=1, description="loop: the newest results sent whole; each older one is sent as one line"
+    )
+    history_window: int = Field(
+        20, ge=2, description="loop: the newest turns sent; older ones fold into one summary of fixed size"
+    )
     templates: Path | None = Field(None, description="a folder of template overrides")
     compat: Literal["default", "roo"] = Field(
         "default", description="default: our dialect; roo: the block output of the Cline / Roo Code parser"

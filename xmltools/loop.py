@@ -35,6 +35,7 @@ from .approval import Allow, Deny, PendingApproval
 from .config import Config
 from .errors import ModelError, UsageError
 from .guards import Budget, Nudge, Watchdog
+from .history import TurnMark, compact
 from .interpreter import AsyncInterpreter, Interpreter, default_registry
 from .models import ADAPTERS, AnyModel, Usage, model_chunks
 from .tools import COMPLETION_TOOL, Tool, ToolRegistry, result_tool
@@ -254,6 +255,7 @@ async def _arun_loop(
     counted = max_tokens is not None or max_cost is not None  # a callable's tokens are estimated then
     finishing = next((t.name for t in interp.registry.host_tools if t.completes), None)
     last: StopReason | None = None
+    marks: list[TurnMark] = []  # each turn's place in the history, for what is sent
     try:
         for index in range(max_turns):
             spent = budget.spent(index, result.usage)
@@ -265,7 +267,7 @@ async def _arun_loop(
                 _add_note(history, interp, note.text)
                 await emit(LoopEvent("nudge", index, note=note.text))
             interp.trim_history(history)
-            sent = [dict(m) for m in history]
+            sent = compact(history, marks, keep=c.keep_observations, window=c.history_window)
             stream = interp.stream()
             chunks = model_chunks(model, sent)
             stopped = False
@@ -308,6 +310,7 @@ async def _arun_loop(
                     )
                     turn = await interp.deny(held, reason)
             result.turns.append(turn)
+            at = len(history)
             history.append(turn.assistant)
             if turn.approval_required is not None:
                 result.stop_reason = "approval_required"
@@ -322,6 +325,7 @@ async def _arun_loop(
                 continue
             if turn.result is not None:
                 history.append(turn.result)
+            marks.append(_mark(index, turn, at, at + 1 if turn.result is not None else None))
             if turn.completed:
                 result.stop_reason = "completed"
                 result.output = _output(turn, shape)
@@ -358,6 +362,16 @@ async def _arun_loop(
         interp.approval.closed_reason = None  # an interpreter passed in is the host's again
         if own:
             await interp.aclose()
+
+
+def _mark(index: int, turn: Turn, at: int, result_at: int | None) -> TurnMark:
+    ran = turn.ran
+    obs = ran.observation if ran is not None else None
+    failed = None
+    if ran is not None and ran.status != "ok":
+        failed = ran.failure.message.splitlines()[0][:160] if ran.failure else ran.status
+    what = (ran.action or ran.tool) if ran is not None else None
+    return TurnMark(at, result_at, turn_line(index, turn), what, obs.url if obs else None, failed)
 
 
 def _add_note(history: list[dict[str, Any]], interp: AsyncInterpreter, text: str) -> None:

@@ -167,7 +167,9 @@ async def test_loop_applies_the_budget_to_what_the_model_sees() -> None:
         )
         return scripted([ba("launch", url="http://a/")] + [ba("scroll_down")] * 6)(messages)  # type: ignore[no-any-return]
 
-    res = await arun_loop(model, START, interpreter=interp(Config(image_budget=2)), max_turns=7)
+    res = await arun_loop(
+        model, START, interpreter=interp(Config(image_budget=2, keep_observations=3)), max_turns=7
+    )
     assert max(seen) == 2
     placeholder = "[an older screenshot was removed to save space]"
     assert any(
