@@ -259,7 +259,7 @@ async def _arun_loop(
     try:
         for index in range(max_turns):
             spent = budget.spent(index, result.usage)
-            if spent is not None and last is None:  # this turn is the last: the answer, and nothing else
+            if spent is not None and last is None and index > 0:  # the last turn (a one-turn run has none)
                 last = spent
                 interp.approval.closed_reason = f"the run's {spent.removeprefix('max_')} budget is spent"
                 closed = await interp.close_sessions()  # so that the answer needs no close first

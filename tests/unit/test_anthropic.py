@@ -34,7 +34,8 @@ START = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "do 
 
 
 def interp(shape: str = "anthropic", completion: bool = True) -> AsyncInterpreter:
-    config = Config(shape=shape)  # type: ignore[arg-type]
+    # every result sent whole: these tests look at each result's images in what is sent
+    config = Config(shape=shape, keep_observations=20)  # type: ignore[arg-type]
     registry = loop_registry(config) if completion else None
     return AsyncInterpreter(config, registry=registry, browser=FakeBrowser())
 
