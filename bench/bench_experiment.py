@@ -124,7 +124,13 @@ def main(argv: list[str] | None = None) -> int:
         figures["parallel_share_of_serial"] = round(figures["parallel_s"] / figures["serial_s"], 2)
         figures["cached_share_of_serial"] = round(figures["cached_s"] / figures["serial_s"], 2)
         figures["serial_passed"] = sum(r.passed for r in serial.rows)
-        figures["cached_same_verdicts"] = [r.passed for r in cached.rows] == [r.passed for r in serial.rows]
+        verdicts = {r.key: (r.passed, r.stop_reason, r.turns) for r in serial.rows}
+        differing = [r.key for r in cached.rows if verdicts.get(r.key) != (r.passed, r.stop_reason, r.turns)]
+        figures["cached_same_verdicts"] = not differing
+        for key in differing:  # said, not hidden: a parallel run must give a serial run's results
+            row = next(r for r in cached.rows if r.key == key)
+            now = (row.passed, row.stop_reason, row.turns)
+            print(f"  differs: {key}: serial {verdicts.get(key)}, cached {now}")
         figures["rows_in_database"] = len(Store(folder / "par" / "results.sqlite").trials())
     print("experiment benchmark")
     for k, v in figures.items():
