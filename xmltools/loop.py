@@ -188,42 +188,7 @@ async def arun_loop(
     the model fails (an HTTP error, a dropped connection), :class:`ModelError`
     is raised with the history so far in its ``result`` attribute.
     """
-    return await _arun_loop(
-        model,
-        messages,
-        interpreter=interpreter,
-        config=config,
-        max_turns=max_turns,
-        stop_on_no_tool=stop_on_no_tool,
-        on_event=on_event,
-        on_approval=on_approval,
-        completion_tool=completion_tool,
-        shape=result,
-        max_tokens=max_tokens,
-        max_cost=max_cost,
-        prices=prices,
-        max_seconds=max_seconds,
-    )
-
-
-async def _arun_loop(
-    model: AnyModel,
-    messages: Sequence[dict[str, Any]],
-    *,
-    interpreter: AsyncInterpreter | None = None,
-    config: Config | None = None,
-    max_turns: int = 20,
-    stop_on_no_tool: bool = True,
-    on_event: Callable[[LoopEvent], Any] | None = None,
-    on_approval: Approver | None = None,
-    completion_tool: Tool | None = COMPLETION_TOOL,
-    shape: type[BaseModel] | Mapping[str, Any] | None = None,
-    max_tokens: int | None = None,
-    max_cost: float | None = None,
-    prices: tuple[float, float] = (0.0, 0.0),
-    max_seconds: float | None = None,
-) -> LoopResult:
-    """:func:`arun_loop`, its ``result`` named ``shape`` (the loop's own result is ``result`` here)."""
+    shape = result
     if shape is not None and completion_tool is not None:
         completion_tool = result_tool(shape, completion_tool.name)
     if max_turns < 1:
@@ -239,9 +204,9 @@ async def _arun_loop(
         config = Config.load()  # what an interpreter without a config reads; its registry follows it
     interp = interpreter or AsyncInterpreter(config, registry=loop_registry(config, completion_tool))
     history = [dict(m) for m in messages]
-    result = LoopResult("max_turns", history)
+    out = LoopResult("max_turns", history)
     if isinstance(model, ADAPTERS):
-        result.usage = model.usage
+        out.usage = model.usage
 
     async def emit(ev: LoopEvent) -> None:
         if on_event is not None:
@@ -258,7 +223,7 @@ async def _arun_loop(
     marks: list[TurnMark] = []  # each turn's place in the history, for what is sent
     try:
         for index in range(max_turns):
-            spent = budget.spent(index, result.usage)
+            spent = budget.spent(index, out.usage)
             if spent is not None and last is None and index > 0:  # the last turn (a one-turn run has none)
                 last = spent
                 interp.approval.closed_reason = f"the run's {spent.removeprefix('max_')} budget is spent"
@@ -278,12 +243,12 @@ async def _arun_loop(
                         stopped = True
                         break  # a model should not keep writing past its tool call
             except ModelError as e:
-                e.result = result
+                e.result = out
                 raise
             finally:
                 await chunks.aclose()
             if not isinstance(model, ADAPTERS):
-                result.usage.calls += 1
+                out.usage.calls += 1
             log.debug(
                 "model call %d: replied in %.0f ms%s",
                 index + 1,
@@ -292,7 +257,7 @@ async def _arun_loop(
             )
             turn = await stream.finish(stopped=stopped)
             if counted and not isinstance(model, ADAPTERS):
-                result.usage.estimate(sent, str(turn.assistant.get("content", "")))
+                out.usage.estimate(sent, str(turn.assistant.get("content", "")))
             held = turn.approval_required
             if held is not None and on_approval is not None:
                 answer = on_approval(held)
@@ -309,17 +274,17 @@ async def _arun_loop(
                         else "the user did not approve it"
                     )
                     turn = await interp.deny(held, reason)
-            result.turns.append(turn)
+            out.turns.append(turn)
             at = len(history)
             history.append(turn.assistant)
             if turn.approval_required is not None:
-                result.stop_reason = "approval_required"
+                out.stop_reason = "approval_required"
                 await emit(LoopEvent("turn", index, turn))
                 break
             await emit(LoopEvent("turn", index, turn))
             if not turn.used_tool and not turn.too_large:  # a message too long to read is answered
                 if stop_on_no_tool:
-                    result.stop_reason = "no_tool"
+                    out.stop_reason = "no_tool"
                     break
                 history.append(_note_message(interp, interp.renderer.no_tool()))
                 continue
@@ -327,37 +292,37 @@ async def _arun_loop(
                 history.append(turn.result)
             marks.append(_mark(index, turn, at, at + 1 if turn.result is not None else None))
             if turn.completed:
-                result.stop_reason = "completed"
-                result.output = _output(turn, shape)
+                out.stop_reason = "completed"
+                out.output = _output(turn, shape)
                 break
             if turn.mistake_limit_reached:
-                result.stop_reason = "mistake_limit"
+                out.stop_reason = "mistake_limit"
                 break
             if last is not None:
-                result.stop_reason = last
+                out.stop_reason = last
                 break
-            left = budget.warnings(index + 1, result.usage)
+            left = budget.warnings(index + 1, out.usage)
             if left:
                 _add_note(history, interp, interp.renderer.budget(left).text)
             nudge = dog.step(turn)
             if nudge is not None:
-                result.nudges.append(nudge)
+                out.nudges.append(nudge)
                 text = interp.renderer.stuck(nudge.kind, nudge.turns, nudge.what).text
                 await emit(LoopEvent("nudge", index, turn, note=text))
                 if dog.stuck:
-                    result.stop_reason = "stuck"
+                    out.stop_reason = "stuck"
                     break
                 _add_note(history, interp, text)
-        result.cost = budget.cost(result.usage)
+        out.cost = budget.cost(out.usage)
         interp.trim_history(history)
         log.info(
             "loop stopped: %s after %d turns%s",
-            result.stop_reason,
-            len(result.turns),
-            f"; {result.usage.describe()}" if isinstance(model, ADAPTERS) else "",
+            out.stop_reason,
+            len(out.turns),
+            f"; {out.usage.describe()}" if isinstance(model, ADAPTERS) else "",
         )
-        await emit(LoopEvent("stop", len(result.turns), stop_reason=result.stop_reason))
-        return result
+        await emit(LoopEvent("stop", len(out.turns), stop_reason=out.stop_reason))
+        return out
     finally:
         interp.approval.closed_reason = None  # an interpreter passed in is the host's again
         if own:
