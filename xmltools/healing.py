@@ -25,12 +25,9 @@ from .models import AnyModel, model_chunks
 from .parser import ToolUse, parse
 from .profiles import DEFAULT_SESSION
 from .transcript import ToolResultRecord, fill_base_url
-from .turn import Turn
+from .turn import NOT_DONE, Turn
 
 __all__ = ["Healed", "heal_step"]
-
-# statuses of a healed call that leave the step failed
-_BAD = frozenset({"failed", "invalid", "refused", "denied", "pending", "not_run"})
 
 
 @dataclass(frozen=True)
@@ -93,7 +90,7 @@ async def heal_step(
         said = profile.action_of(call.name, call.params) or call.name
         return f"the model answered with {said}, not the recorded {action}: nothing was run"
     healed = await interp.handle(answer)
-    bad = [o for o in healed.outcomes if o.status in _BAD]
+    bad = [o for o in healed.outcomes if o.status in NOT_DONE]
     if bad:
         why = bad[0].failure.message if bad[0].failure is not None else bad[0].text
         first = why.strip().splitlines()[0][:200] if why.strip() else bad[0].status

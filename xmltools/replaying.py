@@ -56,7 +56,7 @@ from .transcript import (
     registry_for,
     unfill_base_url,
 )
-from .turn import Turn
+from .turn import NOT_DONE, Turn
 
 __all__ = [
     "Drift",
@@ -157,7 +157,7 @@ class ReplayResult:
 
 
 # statuses that say a call did not do what it was meant to: a replay fails on each one it did not record
-FAILING = frozenset({"failed", "invalid", "refused", "denied", "pending", "not_run"})
+FAILING = NOT_DONE
 # behaviour settings that name folders: taken from the header only when the folder is here too
 PATH_SETTINGS = ("templates", "workspace", "allowed_file_roots")
 # how screenshots are compared: the local configuration's, then the transcript's replay settings

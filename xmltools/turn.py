@@ -25,6 +25,8 @@ from .tools import CallError
 __all__ = ["CallOutcome", "CallStatus", "Rendered", "StreamUpdate", "Turn", "turn_summary", "wrong_target"]
 
 CallStatus = Literal["ok", "failed", "invalid", "refused", "denied", "pending", "not_run"]
+# the statuses of a call that did not do what it was meant to
+NOT_DONE: frozenset[str] = frozenset({"failed", "invalid", "refused", "denied", "pending", "not_run"})
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ given back with this run's address in its place.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -70,10 +71,7 @@ class CachedModel:
             self._count(entry["usage"])
             return self._filled(str(entry["reply"]))
         before = _totals(self.inner)
-        if self.limit is not None:
-            async with self.limit:
-                reply = await self._ask(messages)
-        else:
+        async with self.limit or contextlib.nullcontext():
             reply = await self._ask(messages)
         after = _totals(self.inner)
         usage = {

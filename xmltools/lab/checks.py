@@ -82,17 +82,26 @@ def register_check(kind: str) -> Callable[[Check], Check]:
     return deco
 
 
+NO_PAGE = "the trial left no page to check"
+
+
+def _page_of(ctx: CheckContext) -> KeptSession | None:
+    return ctx.session if ctx.session is not None and ctx.session.has_page else None
+
+
 async def _on_page(ctx: CheckContext, exp: Expectation) -> str | None:
-    if ctx.session is None or not ctx.session.has_page:
-        return "the trial left no page to check"
-    return await ctx.session.on_page(lambda page: verify(page, exp, CHECK_SECONDS))
+    session = _page_of(ctx)
+    if session is None:
+        return NO_PAGE
+    return await session.on_page(lambda page: verify(page, exp, CHECK_SECONDS))
 
 
 @register_check("url")
 async def _url(spec: CheckSpec, ctx: CheckContext) -> str | None:
-    if ctx.session is None or not ctx.session.has_page:
-        return "the trial left no page to check"
-    url: str = await ctx.session.on_page(lambda page: _now(page))
+    session = _page_of(ctx)
+    if session is None:
+        return NO_PAGE
+    url: str = await session.on_page(lambda page: _now(page))
     if spec.regex:
         return None if re.search(spec.value, url) else f"the address is {url!r}"
     if spec.value.startswith(("http://", "https://", "file:")):
@@ -123,14 +132,15 @@ async def _aria(spec: CheckSpec, ctx: CheckContext) -> str | None:
 
 @register_check("js")
 async def _js(spec: CheckSpec, ctx: CheckContext) -> str | None:
-    if ctx.session is None or not ctx.session.has_page:
-        return "the trial left no page to check"
+    session = _page_of(ctx)
+    if session is None:
+        return NO_PAGE
 
     async def run(page: Any) -> Any:
         return await page.evaluate(spec.value)
 
     try:
-        got = await ctx.session.on_page(run)
+        got = await session.on_page(run)
     except Exception as e:  # a predicate that throws does not hold; the message says why
         return f"the predicate threw: {str(e).strip().splitlines()[0][:200] if str(e).strip() else e!r}"
     return None if got is True else f"the predicate gave {json.dumps(got)[:200]}"
