@@ -145,8 +145,10 @@ def _rewrite(
 ) -> str:
     """Give the call a target that reaches ``identity`` now; say what changed."""
     content: str = assistant["content"]
+    viewport = (result.get("observation") or {}).get("viewport") or {}
+    size = (int(viewport.get("width", 0)), int(viewport.get("height", 0)))
     for name, value in call.params.items():
-        new = _new_target(value, name, identity, found_by, snapshot)
+        new = _new_target(value, name, identity, found_by, snapshot, size)
         if new is None or name not in call.param_spans:
             continue
         start, end = call.param_spans[name]
@@ -159,10 +161,22 @@ def _rewrite(
     return f"{identity.described}: found by {found_by}; {kept}"
 
 
-def _new_target(value: str, name: str, identity: Identity, found_by: str, snapshot: str | None) -> str | None:
-    if _POINT.match(value) and identity.box is not None:
+def _new_target(
+    value: str,
+    name: str,
+    identity: Identity,
+    found_by: str,
+    snapshot: str | None,
+    viewport: tuple[int, int] = (0, 0),
+) -> str | None:
+    if _POINT.match(value):
+        if identity.box is None:
+            return None
         x, y, w, h = identity.box
-        return f"{round(x + w / 2)},{round(y + h / 2)}"
+        cx, cy = round(x + w / 2), round(y + h / 2)
+        # a point reaches only what is in view: an element found below the fold keeps re-matching
+        inside = 0 <= cx < viewport[0] and 0 <= cy < viewport[1]
+        return f"{cx},{cy}" if inside else None
     if "selector" in name:
         return found_by
     if _REF.match(value) and snapshot is not None:

@@ -101,3 +101,13 @@ def test_offline_a_replay_keeps_its_assertions_and_checks_none(tmp_path: Path) -
     result = asyncio.run(replay(flow, offline=True, record=out))
     assert result.ok and result.checked == 0, result.summary()
     assert load_transcript(out).expectations() == {1: [Expectation(kind="url", value="a.html")]}
+
+
+def test_an_update_moves_a_point_only_to_a_place_in_view() -> None:
+    from xmltools.results import Identity
+    from xmltools.updating import _new_target
+
+    seen = Identity(described='link "Intro"', role="link", name="Intro", box=(40.0, 100.0, 80.0, 20.0))
+    below = seen.model_copy(update={"box": (470.0, 700.0, 80.0, 20.0)})  # found below the fold
+    assert _new_target("68,420", "coordinate", seen, "#a", None, (900, 600)) == "80,110"
+    assert _new_target("68,420", "coordinate", below, "#a", None, (900, 600)) is None
