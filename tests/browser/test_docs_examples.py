@@ -1,0 +1,43 @@
+"""The Python blocks of README.md and docs/ that start a Chromium, and those that are pytest modules.
+
+See tests/docblocks.py.  A ``test="pytest"`` block is written as a test module
+into a folder laid out like a checkout, and pytest runs it there in a process
+of its own, with the plugin as a user has it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from docblocks import examples, project
+from pytest_examples import CodeExample, EvalExample
+
+
+@pytest.fixture
+def in_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in [k for k in os.environ if k.startswith("XMLTOOLS_") and k != "XMLTOOLS_EXECUTABLE"]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(project(tmp_path))
+    return tmp_path
+
+
+@pytest.mark.parametrize("example", examples("browser"), ids=str)
+def test_block_runs_in_chromium(example: CodeExample, eval_example: EvalExample, in_project: Path) -> None:
+    eval_example.run_print_check(example)
+
+
+@pytest.mark.parametrize("example", examples("pytest"), ids=str)
+def test_block_passes_under_pytest(example: CodeExample, in_project: Path) -> None:
+    (in_project / "test_example.py").write_text(example.source)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_example.py"],
+        cwd=in_project,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, f"{example}:\n{done.stdout}\n{done.stderr}"

@@ -1,0 +1,53 @@
+"""The Python blocks of README.md and docs/, found with pytest-examples, and the folder they run in.
+
+A block's fence says how it is tested, with ``test="..."`` after the language:
+
+- nothing: it runs here, with no browser (tests/unit/test_docs_examples.py);
+- ``test="browser"``: it runs, and starts a Chromium (tests/browser/test_docs_examples.py);
+- ``test="pytest"``: it is a test module for the pytest plugin, run by pytest in a
+  subprocess (tests/browser/test_docs_examples.py);
+- ``test="compile" reason="..."``: it cannot run here (a paid API key, say): it is
+  compiled, and the reason is required.
+
+Every block that runs has its ``print`` output checked against the ``#>`` lines
+under it, so the output a page shows is the output the code gives.  Each block
+runs in a fresh folder of its own that looks like a checkout of this repository
+to it: ``fixtures/`` (the bundled pages, transcripts and variants) and ``flows/``
+(a copy of docs/examples/flows, the scenarios the pages show).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from pytest_examples import CodeExample, find_examples
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+MODES = ("run", "browser", "pytest", "compile")
+
+
+def mode(example: CodeExample) -> str:
+    """How the block is tested: run, browser, pytest or compile (see the module's docstring)."""
+    return example.prefix_settings().get("test", "run")
+
+
+def examples(*modes: str) -> list[CodeExample]:
+    """The Python blocks of every page, those of the given modes (all when none is given)."""
+    found = [e for page in PAGES for e in find_examples(page)]
+    return [e for e in found if not modes or mode(e) in modes]
+
+
+def python_fences(page: Path) -> int:
+    """How many fences open a Python block on a page, counted apart from pytest-examples."""
+    return len(re.findall(r"^ *```\s*(?:python|py)\b", page.read_text(encoding="utf-8"), re.M))
+
+
+def project(folder: Path) -> Path:
+    """Lay out ``folder`` as the blocks expect to find a checkout: fixtures/ and flows/."""
+    (folder / "fixtures").symlink_to(ROOT / "fixtures", target_is_directory=True)
+    shutil.copytree(DOCS / "examples" / "flows", folder / "flows")
+    return folder
