@@ -1,19 +1,20 @@
 """The Python blocks of README.md and docs/, found with pytest-examples, and the folder they run in.
 
-A block's fence says how it is tested, with ``test="..."`` after the language:
+A block's fence says how it is tested, with ``{test="..."}`` after the language (an
+attribute list, which the site's Markdown accepts and GitHub ignores):
 
 - nothing: it runs here, with no browser (tests/unit/test_docs_examples.py);
-- ``test="browser"``: it runs, and starts a Chromium (tests/browser/test_docs_examples.py);
-- ``test="pytest"``: it is a test module for the pytest plugin, run by pytest in a
+- ``{test="browser"}``: it runs, and starts a Chromium (tests/browser/test_docs_examples.py);
+- ``{test="pytest"}``: it is a test module for the pytest plugin, run by pytest in a
   subprocess (tests/browser/test_docs_examples.py);
-- ``test="compile" reason="..."``: it cannot run here (a paid API key, say): it is
+- ``{test="compile" reason="..."}``: it cannot run here (a paid API key, say): it is
   compiled, and the reason is required.
 
 Every block that runs has its ``print`` output checked against the ``#>`` lines
 under it, so the output a page shows is the output the code gives.  Each block
 runs in a fresh folder of its own that looks like a checkout of this repository
-to it: ``fixtures/`` (the bundled pages, transcripts and variants) and ``flows/``
-(a copy of docs/examples/flows, the scenarios the pages show).
+to it: ``fixtures/`` (the bundled pages, transcripts and variants), and a copy of
+docs/examples (``flows/``, the scenarios the pages show, and ``experiment.toml``).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def python_fences(page: Path) -> int:
 
 
 def project(folder: Path) -> Path:
-    """Lay out ``folder`` as the blocks expect to find a checkout: fixtures/ and flows/."""
+    """Lay out ``folder`` as the blocks expect to find a checkout: fixtures/ and docs/examples' files."""
     (folder / "fixtures").symlink_to(ROOT / "fixtures", target_is_directory=True)
-    shutil.copytree(DOCS / "examples" / "flows", folder / "flows")
+    shutil.copytree(DOCS / "examples", folder, dirs_exist_ok=True)
     return folder

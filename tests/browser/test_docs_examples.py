@@ -27,6 +27,7 @@ def in_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.mark.parametrize("example", examples("browser"), ids=str)
 def test_block_runs_in_chromium(example: CodeExample, eval_example: EvalExample, in_project: Path) -> None:
+    eval_example.set_config(line_length=120)
     eval_example.run_print_check(example)
 
 

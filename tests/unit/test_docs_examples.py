@@ -24,6 +24,7 @@ def in_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.mark.parametrize("example", examples("run"), ids=str)
 def test_block_runs(example: CodeExample, eval_example: EvalExample, in_project: Path) -> None:
+    eval_example.set_config(line_length=120)
     eval_example.run_print_check(example)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import re
-from pathlib import Path
 
 import pytest
 
@@ -139,10 +138,10 @@ def test_mermaid_diagram_is_drawn_from_the_table() -> None:
     assert "close then run" in mermaid(Policy.AUTO_CLOSE)
 
 
-def test_readme_diagram_matches_the_table() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    m = re.search(r"```mermaid\n(.*?)\n```", readme, re.S)
-    assert m, "the README has no mermaid block"
-    assert m.group(1) == mermaid(), (
-        "the README diagram drifted: paste the output of xmltools.protocol.mermaid()"
-    )
+def test_the_docs_diagram_matches_the_table() -> None:
+    from docgen import part
+
+    page = part("concepts/protocol.md", "xmltools.protocol.mermaid()")
+    m = re.search(r"```mermaid\n(.*?)\n```", page, re.S)
+    assert m, "docs/concepts/protocol.md has no mermaid block"
+    assert m.group(1) == mermaid(), "docs/concepts/protocol.md's diagram drifted: run python tests/docgen.py"
