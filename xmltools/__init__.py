@@ -12,6 +12,7 @@ import importlib as _importlib
 import typing as _typing
 
 __version__ = "0.1.0"
+"""The version of this package."""
 
 # each public name, and the module that owns it
 _OWNERS: dict[str, str] = {

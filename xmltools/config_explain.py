@@ -1,8 +1,8 @@
-"""Each setting explained: its effective value and where it came from, and the README's table.
+"""Each setting explained: its effective value and where it came from, and the settings reference's table.
 
 ``xmltools config`` prints :func:`explain`; ``xmltools doctor`` a part of it;
-:func:`settings_table` is the table of every setting in the README, kept
-equal to it by a test.  Reads :mod:`xmltools.config`, which knows nothing of it.
+:func:`settings_table` is the table of every setting in docs/reference/settings.md,
+kept equal to it by a test.  Reads :mod:`xmltools.config`, which knows nothing of it.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def environment_variables(name: str) -> tuple[str, ...]:
 
 
 def settings_table() -> str:
-    """Every setting as a Markdown table (name, default, variable, description): the README's."""
+    """Every setting as a Markdown table (name, default, variable, description): docs/reference/settings.md's."""
     lines = ["| setting | default | environment variable | description |", "|---|---|---|---|"]
     for name, info in Config.model_fields.items():
         default = info.get_default(call_default_factory=True)

@@ -71,6 +71,9 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class LoopResult:
+    """How a loop ended: the stop reason, the whole history, every turn, the tokens used and their cost,
+    the typed result (``result=``) and the nudges the model was given."""
+
     stop_reason: StopReason
     messages: list[dict[str, Any]]
     turns: list[Turn] = field(default_factory=list)
@@ -82,6 +85,8 @@ class LoopResult:
 
 @dataclass(frozen=True)
 class LoopEvent:
+    """What ``on_event`` is told: a turn interpreted, a nudge given to the model, or the loop's stop."""
+
     kind: Literal["turn", "nudge", "stop"]
     index: int
     turn: Turn | None = None

@@ -34,6 +34,8 @@ __all__ = [
 
 
 class State(StrEnum):
+    """A browser session's state in the protocol: idle (no browser open) or active."""
+
     IDLE = "idle"
     ACTIVE = "active"
 

@@ -99,7 +99,7 @@ def template_variables() -> dict[str, tuple[str, ...]]:
 
 
 def template_table() -> str:
-    """The bundled templates and their variables as a Markdown table: the README's."""
+    """The bundled templates and their variables as a Markdown table: docs/reference/templates.md's."""
     lines = ["| template | variables |", "|---|---|"]
     for name, variables in template_variables().items():
         lines.append(f"| `{name}` | {', '.join(f'`{v}`' for v in variables) or '(none)'} |")

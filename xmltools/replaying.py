@@ -77,6 +77,11 @@ ReplayOutcome = Literal["passed", "drifted", "failed"]
 
 @dataclass
 class ReplayResult:
+    """What a replay found: each step with its outcome, and the replay's outcome (passed, drifted or failed).
+
+    ``summary()`` says it in a few lines; ``drifts``, ``failures``, ``rematched`` and ``healed`` list the steps.
+    """
+
     steps: list[ReplayStep]
     mode: Literal["live", "offline"]
     transcript: Transcript | None = None  # what was replayed

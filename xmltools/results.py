@@ -30,6 +30,8 @@ class _Frozen(BaseModel):
 
 
 class Viewport(_Frozen):
+    """The size of the page's visible area, in CSS pixels (``900x600`` by default)."""
+
     width: int = Field(ge=1)
     height: int = Field(ge=1)
 
@@ -38,6 +40,8 @@ class Viewport(_Frozen):
 
 
 class Point(_Frozen):
+    """A point in the viewport, in CSS pixels: where the mouse is, or where a call acts."""
+
     x: int
     y: int
 
@@ -56,6 +60,8 @@ class ConsoleEntry(_Frozen):
 
 
 class Screenshot(_Frozen):
+    """An image of the page: its bytes, its format (WebP, PNG or JPEG) and its size in pixels."""
+
     data: bytes
     format: Literal["webp", "png", "jpeg"]
     width: int

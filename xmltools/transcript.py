@@ -201,6 +201,8 @@ Record = MessageRecord | AssistantRecord | ToolResultRecord | ExpectRecord | End
 
 @dataclass
 class Transcript:
+    """A transcript as read from its file: the header, then every record in order."""
+
     path: Path | None
     header: Header
     records: list[Record]

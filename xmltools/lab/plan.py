@@ -122,6 +122,8 @@ class Limits(_Spec):
 
 
 class Experiment(_Spec):
+    """An experiment file as read: variants × models × tasks × trials, with its limits (see the module)."""
+
     variants: tuple[VariantSpec, ...]
     models: tuple[ModelSpec, ...]
     tasks: tuple[TaskSpec, ...]

@@ -90,6 +90,7 @@ class ToolUse:
 
 
 Block: TypeAlias = TextBlock | ToolUse
+"""One piece of a parsed message: a :class:`TextBlock` or a :class:`ToolUse` (``block.type`` says which)."""
 
 
 class TextDelta(NamedTuple):

@@ -57,6 +57,7 @@ class ToolSyntax:
 BROWSER_ACTION = ToolSyntax(
     "browser_action", ("action", "url", "coordinate", "text", "size"), frozenset({"text"})
 )
+"""The classic ``browser_action`` tool of Cline and Roo-Code: its five parameters, ``text`` kept raw."""
 
 
 @runtime_checkable
