@@ -71,7 +71,7 @@ def environment_variables(name: str) -> tuple[str, ...]:
 
 
 def settings_table() -> str:
-    """Every setting as a Markdown table (name, default, variable, description): docs/reference/settings.md's."""
+    """Every setting as a Markdown table (name, default, variable, description): the settings page's."""
     lines = ["| setting | default | environment variable | description |", "|---|---|---|---|"]
     for name, info in Config.model_fields.items():
         default = info.get_default(call_default_factory=True)

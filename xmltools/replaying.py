@@ -79,7 +79,8 @@ ReplayOutcome = Literal["passed", "drifted", "failed"]
 class ReplayResult:
     """What a replay found: each step with its outcome, and the replay's outcome (passed, drifted or failed).
 
-    ``summary()`` says it in a few lines; ``drifts``, ``failures``, ``rematched`` and ``healed`` list the steps.
+    ``summary()`` says it in a few lines; ``drifts``, ``failures``, ``rematched`` and ``healed``
+    list the steps.
     """
 
     steps: list[ReplayStep]
