@@ -17,6 +17,14 @@ that goes with it.
 
 Only the newest ``image_budget`` screenshots stay in the history; older ones
 become a short text placeholder (providers refuse more than about 20 images).
+
+The host's log (the ``logging`` module; logger ``xmltools.loop``): one INFO
+line a turn with its tokens (``~`` when estimated), the characters sent, its
+cost when prices are given, and what became of its calls; WARNING lines for
+nudges, budget warnings and the last turn; one INFO line when the loop stops.
+Refused secrets are WARNING lines of ``xmltools.interpreter``.  Each turn's
+usage is also :class:`TurnUsage`, on its ``"turn"`` event and in
+``LoopResult.turn_usage``.
 """
 
 from __future__ import annotations
@@ -39,12 +47,13 @@ from .history import TurnMark, compact
 from .interpreter import AsyncInterpreter, Interpreter, default_registry
 from .models import ADAPTERS, AnyModel, Usage, model_chunks
 from .tools import COMPLETION_TOOL, Tool, ToolRegistry, result_tool
-from .turn import Turn
+from .turn import Turn, turn_summary
 
 __all__ = [
     "LoopEvent",
     "LoopResult",
     "StopReason",
+    "TurnUsage",
     "arun_loop",
     "loop_registry",
     "loop_system_prompt",
@@ -81,17 +90,31 @@ class LoopResult:
     output: Any = None  # the typed result (``result=``), once the model completed with a valid one
     nudges: list[Nudge] = field(default_factory=list)  # each time the model was told it goes in circles
     cost: float = 0.0  # dollars, from the usage and ``prices``
+    turn_usage: list[TurnUsage] = field(default_factory=list)  # each turn's call, in order
+
+
+@dataclass(frozen=True)
+class TurnUsage:
+    """What one model call took: its tokens (``estimated`` when the model did not say), their cost
+    at the loop's ``prices``, and the characters of the conversation sent to it."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    sent_chars: int
+    estimated: bool = False
 
 
 @dataclass(frozen=True)
 class LoopEvent:
     """What ``on_event`` is told: a turn interpreted, a nudge given to the model, or the loop's stop."""
 
-    kind: Literal["turn", "nudge", "stop"]
+    kind: Literal["turn", "nudge", "budget", "stop"]
     index: int
     turn: Turn | None = None
     stop_reason: StopReason | None = None
     note: str | None = None  # a nudge's or a budget's words to the model
+    usage: TurnUsage | None = None  # a turn's model call
 
 
 def turn_line(index: int, turn: Turn) -> str:
@@ -183,9 +206,9 @@ async def arun_loop(
     Budgets (see :mod:`xmltools.guards`): ``max_turns``, ``max_tokens``,
     ``max_cost`` (dollars, with ``prices`` per million input and output
     tokens) and ``max_seconds``.  At 80% of any, the model is told what is
-    left; when one is spent, the next turn is the last: the model is asked for
-    its final answer, browser calls are refused, and the stop reason names the
-    budget.  A model going round in circles is nudged (``LoopResult.nudges``,
+    left (a ``"budget"`` event); when one is spent, the next turn is the last:
+    the model is asked for its final answer, browser calls are refused, and
+    the stop reason names the budget.  A model going round in circles is nudged (``LoopResult.nudges``,
     a ``"nudge"`` event), and stopped as ``"stuck"`` after the configured
     number of nudges (``stuck_repeat``, ``stuck_turns``, ``stuck_nudges``).
 
@@ -222,10 +245,11 @@ async def arun_loop(
     budget = Budget(max_turns, max_tokens, max_cost, max_seconds, prices)
     c = interp.config
     dog = Watchdog(c.stuck_repeat, c.stuck_turns, c.stuck_nudges)
-    counted = max_tokens is not None or max_cost is not None  # a callable's tokens are estimated then
     finishing = next((t.name for t in interp.registry.host_tools if t.completes), None)
     last: StopReason | None = None
     marks: list[TurnMark] = []  # each turn's place in the history, for what is sent
+    turn_level = interp.turn_log_level
+    interp.turn_log_level = logging.DEBUG  # the loop's line a turn is the INFO one
     try:
         for index in range(max_turns):
             spent = budget.spent(index, out.usage)
@@ -233,11 +257,13 @@ async def arun_loop(
                 last = spent
                 interp.approval.closed_reason = f"the run's {spent.removeprefix('max_')} budget is spent"
                 closed = await interp.close_sessions()  # so that the answer needs no close first
+                log.warning("budget: %s is spent; the next turn is the last", spent)
                 note = interp.renderer.budget([], last=spent, tool=finishing, closed=bool(closed))
                 _add_note(history, interp, note.text)
-                await emit(LoopEvent("nudge", index, note=note.text))
+                await emit(LoopEvent("budget", index, note=note.text))
             interp.trim_history(history)
             sent = compact(history, marks, keep=c.keep_observations, window=c.history_window)
+            before = (out.usage.prompt_tokens, out.usage.completion_tokens, out.usage.estimated_calls)
             stream = interp.stream()
             chunks = model_chunks(model, sent)
             stopped = False
@@ -261,8 +287,10 @@ async def arun_loop(
                 " (stream cut after the first complete call)" if stopped else "",
             )
             turn = await stream.finish(stopped=stopped)
-            if counted and not isinstance(model, ADAPTERS):
+            if not isinstance(model, ADAPTERS):  # a callable says nothing of tokens: estimated
                 out.usage.estimate(sent, str(turn.assistant.get("content", "")))
+            used = _turn_usage(out.usage, before, budget, sent)
+            out.turn_usage.append(used)
             held = turn.approval_required
             if held is not None and on_approval is not None:
                 answer = on_approval(held)
@@ -282,11 +310,12 @@ async def arun_loop(
             out.turns.append(turn)
             at = len(history)
             history.append(turn.assistant)
+            _log_turn(index, turn, used, prices != (0.0, 0.0))
             if turn.approval_required is not None:
                 out.stop_reason = "approval_required"
-                await emit(LoopEvent("turn", index, turn))
+                await emit(LoopEvent("turn", index, turn, usage=used))
                 break
-            await emit(LoopEvent("turn", index, turn))
+            await emit(LoopEvent("turn", index, turn, usage=used))
             if not turn.used_tool and not turn.too_large:  # a message too long to read is answered
                 if stop_on_no_tool:
                     out.stop_reason = "no_tool"
@@ -308,9 +337,13 @@ async def arun_loop(
                 break
             left = budget.warnings(index + 1, out.usage)
             if left:
-                _add_note(history, interp, interp.renderer.budget(left).text)
+                log.warning("budget: %s", "; ".join(left))
+                warning = interp.renderer.budget(left).text
+                _add_note(history, interp, warning)
+                await emit(LoopEvent("budget", index, turn, note=warning))
             nudge = dog.step(turn)
             if nudge is not None:
+                log.warning("nudged (%s): %s", nudge.kind, nudge.what)
                 out.nudges.append(nudge)
                 text = interp.renderer.stuck(nudge.kind, nudge.turns, nudge.what).text
                 await emit(LoopEvent("nudge", index, turn, note=text))
@@ -330,8 +363,38 @@ async def arun_loop(
         return out
     finally:
         interp.approval.closed_reason = None  # an interpreter passed in is the host's again
+        interp.turn_log_level = turn_level
         if own:
             await interp.aclose()
+
+
+def _turn_usage(
+    usage: Usage, before: tuple[int, int, int], budget: Budget, sent: list[dict[str, Any]]
+) -> TurnUsage:
+    delta = Usage(
+        prompt_tokens=usage.prompt_tokens - before[0], completion_tokens=usage.completion_tokens - before[1]
+    )
+    chars = sum(len(json.dumps(m.get("content"), ensure_ascii=False)) for m in sent)
+    estimated = usage.estimated_calls > before[2]
+    return TurnUsage(delta.prompt_tokens, delta.completion_tokens, budget.cost(delta), chars, estimated)
+
+
+def _log_turn(index: int, turn: Turn, used: TurnUsage, priced: bool) -> None:
+    """The host's line a turn (INFO): tokens (``~`` when estimated), characters sent, cost, outcome."""
+    if log.isEnabledFor(logging.INFO):
+        about = "~" if used.estimated else ""
+        cost = f", ${used.cost:.4f}" if priced else ""
+        log.info(
+            "turn %d: %s%d tokens in, %s%d out, %d characters sent%s; %s",
+            index + 1,
+            about,
+            used.prompt_tokens,
+            about,
+            used.completion_tokens,
+            used.sent_chars,
+            cost,
+            turn_summary(turn).removeprefix("turn: "),
+        )
 
 
 def _mark(index: int, turn: Turn, at: int, result_at: int | None) -> TurnMark:

@@ -50,6 +50,7 @@ from .transcript import (
     fill_base_url,
     load_transcript,
 )
+from .transcript_format import Usage
 
 __all__ = ["assets_folder", "build_report", "write_report"]
 
@@ -156,6 +157,8 @@ class Step:
     verdicts: list[tuple[bool, str]] = field(default_factory=list)  # the assertions after the step
     network: list[str] = field(default_factory=list)  # its requests, when the replay was traced
     rematched: list[str] = field(default_factory=list)  # elements found again by their identity
+    usage: str | None = None  # what the model call that wrote it took, when recorded
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (nudge | budget, text) told after it
 
 
 # -- images -----------------------------------------------------------------------------------------
@@ -379,13 +382,22 @@ def build_report(
 
     steps: list[Step] = []
     last: Shot | None = None  # the latest screenshot: the page the model was looking at
-    errors = missing = 0
+    errors = missing = nudges = 0
     total = 0.0
+    told = t.notes()
+    tokens: list[float] = [0, 0, 0.0]  # in, out, cost: of the steps whose usage was recorded
     for index, (assistant, results) in enumerate(t.steps(), 1):
         rs = replayed.get(index)
         duration = assistant.duration if assistant.duration is not None else rs.duration if rs else None
         total += duration or 0.0
         step = Step(index, fill(assistant.content), assistant.cut, _seconds(duration), [])
+        step.usage = _usage(assistant.usage)
+        step.notes = [(n.kind, fill(n.text)) for n in told.get(index, [])]
+        nudges += sum(n.kind == "nudge" for n in told.get(index, []))
+        if assistant.usage is not None:
+            tokens[0] += assistant.usage.prompt_tokens
+            tokens[1] += assistant.usage.completion_tokens
+            tokens[2] += assistant.usage.cost
         for k, r in enumerate(results, 1):
             row = _row(r, fill)
             errors += r.status in ERROR_STATUSES
@@ -436,6 +448,11 @@ def build_report(
         bad.append(_plural(len(replay.broken), "failed assertion"))
     if missing:
         bad.append(_plural(missing, "missing screenshot"))
+    if nudges:
+        bad.append(_plural(nudges, "nudge"))
+    if any(s.usage for s in steps):
+        cost = f", ${tokens[2]:.4f}" if tokens[2] else ""
+        counts.append(f"{int(tokens[0]):,} tokens in, {int(tokens[1]):,} out{cost}")
     return render_html(
         "report.html.j2",
         title=t.header.title or (t.path.name if t.path else "xmltools run"),
@@ -455,6 +472,15 @@ def build_report(
         first_problem=first_problem,
         traces=[(p.name, _link(p, links_from)) for p in (replay.traces if replay is not None else [])],
     )
+
+
+def _usage(u: Usage | None) -> str | None:
+    if u is None:
+        return None
+    about = "~" if u.estimated else ""
+    cost = f", ${u.cost:.4f}" if u.cost else ""
+    tokens = f"{about}{u.prompt_tokens:,} tokens in, {about}{u.completion_tokens:,} out{cost}"
+    return f"{tokens}; {u.sent_chars:,} characters sent"
 
 
 def _link(path: Path, links_from: str | Path | None) -> str:

@@ -7,13 +7,16 @@ A transcript is a header line, then one record per conversation message:
 * ``{"role": "tool_result", "call": {...}, "status": ..., "text": ..., "observation": {...}}``
   (or ``"error": {...}`` instead of an observation): one per call outcome, the
   screenshot saved as a file beside the transcript.
+* ``{"role": "expect", ...}`` and ``{"role": "note", ...}``: the host's
+  assertions, and what the loop told the model between messages.
 
 A file of only a header and assistant records is valid: that is how a scenario
 is written by hand.  Recording appends and flushes each record as it happens.
 URLs may use a ``{base_url}`` placeholder, filled in at replay time.
 
-Replaying lives above this module, in :mod:`xmltools.replaying`; this one imports
-:mod:`xmltools.turn` (what a turn produced) and never the interpreter.
+The records themselves are in :mod:`xmltools.transcript_format` (re-exported
+here).  Replaying lives above this module, in :mod:`xmltools.replaying`; this
+one imports :mod:`xmltools.turn` (what a turn produced) and never the interpreter.
 """
 
 from __future__ import annotations
@@ -24,30 +27,48 @@ import re
 import shutil
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from . import secrets as secrets_mod
-from .compare import Region
 from .config import Config
 from .errors import ConfigError, TranscriptError, UsageError
 from .expectations import Expectation, ExpectationFailed
 from .parser import ToolUse
 from .profiles import PROFILES
-from .protocol import State
-from .results import ConsoleEntry, Failure, Identity, Observation, Point, Rematch, Screenshot, Viewport
+from .results import Failure, Observation, Screenshot
 from .tools import STANDARD_TOOLS, ToolRegistry
+from .transcript_format import (
+    FORMAT_VERSION,
+    AssistantRecord,
+    CallRef,
+    EndRecord,
+    ErrorRecord,
+    ExpectRecord,
+    Header,
+    MessageRecord,
+    NoteRecord,
+    ObservationRecord,
+    Record,
+    ReplaySettings,
+    ToolResultRecord,
+    Usage,
+    _Record,
+)
 from .turn import CallOutcome, Turn
 
 __all__ = [
     "MACHINE_SETTINGS",
     "AssistantRecord",
     "EndRecord",
+    "ErrorRecord",
+    "ExpectRecord",
     "Header",
     "MessageRecord",
+    "NoteRecord",
+    "ObservationRecord",
     "ReplaySettings",
     "ToolResultRecord",
     "Transcript",
@@ -57,7 +78,6 @@ __all__ = [
     "registry_for",
 ]
 
-FORMAT_VERSION = 1
 OFFLINE_BASE_URL = "http://localhost"
 FAILURE_KINDS = frozenset(get_args(Failure.model_fields["kind"].annotation))
 REDACTED = secrets_mod.REDACTED
@@ -73,130 +93,6 @@ MACHINE_SETTINGS = (
     "trace_dir",
 )
 _PLACEHOLDER = re.compile(r"\{(base_url|secret:[A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ReplaySettings(_Record):
-    """How a transcript is compared when replayed (a header's ``replay``; a test or the command line
-    may add to it).  Unset fields fall back to the configuration (``screenshot_threshold``,
-    ``max_diff_pixel_ratio``, ``max_diff_pixels``)."""
-
-    screenshot_threshold: float | None = Field(None, ge=0, le=1)
-    max_diff_pixel_ratio: float | None = Field(None, ge=0, le=1)
-    max_diff_pixels: int | None = Field(None, ge=0)
-    mask: list[Region] = Field(default_factory=list)  # painted over in both screenshots
-    mask_selectors: list[str] = Field(default_factory=list)  # CSS selectors, boxes found in the live page
-    ignore_console: list[str] = Field(default_factory=list)  # regular expressions (re.search) of lines
-    ignore_snapshot: list[str] = Field(default_factory=list)  # the same, for the ARIA snapshot's lines
-
-    def merged(self, other: ReplaySettings | None) -> ReplaySettings:
-        """These settings with ``other``'s on top: its values win, its lists are added.
-
-        The two limits go together: when ``other`` sets either, it sets both (an
-        unset one to none), so that ``max_diff_pixels=500`` on top of a ratio is
-        500 pixels, not the smaller of the two.
-        """
-        if other is None:
-            return self
-        values = self.model_dump()
-        if other.max_diff_pixels is not None or other.max_diff_pixel_ratio is not None:
-            values["max_diff_pixels"] = values["max_diff_pixel_ratio"] = None
-        for name in type(self).model_fields:
-            theirs = getattr(other, name)
-            if isinstance(theirs, list):
-                values[name] = [*getattr(self, name), *theirs]
-            elif theirs is not None:
-                values[name] = theirs
-        return ReplaySettings.model_validate(values)
-
-
-class Header(_Record):
-    xmltools_transcript: int = FORMAT_VERSION
-    created: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
-    config: dict[str, Any] = Field(default_factory=dict)
-    templates: dict[str, str] = Field(default_factory=dict)  # template name -> hash
-    variant: str | None = None
-    tools: list[str] = Field(default_factory=list)  # standard host tools the run offered (attempt_completion)
-    title: str | None = None
-    description: str | None = None
-    base_url: str | None = None  # what {base_url} stood for when this was recorded
-    replay: ReplaySettings | None = None  # how this transcript is compared when replayed
-    # the secret names the host gave when recording: a replay needs these, and only these
-    # (None: not said, as in a hand-written scenario, where every {secret:NAME} is needed)
-    secrets: list[str] | None = None
-
-
-class MessageRecord(_Record):
-    role: Literal["system", "user"]
-    content: str
-
-
-class AssistantRecord(_Record):
-    role: Literal["assistant"] = "assistant"
-    content: str
-    cut: bool = False  # the host stopped the model's stream after its first complete call
-    duration: float | None = None  # seconds the interpreter took on this message (browser included)
-
-
-class EndRecord(_Record):
-    """The last record of a run: how it ended."""
-
-    role: Literal["end"] = "end"
-    outcome: str  # a run: completed, stopped or failed; a replay: passed, drifted or failed
-    reason: str | None = None  # the stop reason (completed, no_tool, max_turns, mistake_limit, ...)
-    detail: str | None = None  # one line more, such as the error that ended the run
-
-
-class CallRef(_Record):
-    name: str
-    params: dict[str, str]
-    index: int  # the call's position among the calls of its message
-
-
-class ObservationRecord(_Record):
-    url: str
-    title: str
-    console: list[ConsoleEntry] = Field(default_factory=list)
-    screenshot: str | None = None  # a path relative to the transcript
-    screenshot_size: tuple[int, int] | None = None
-    viewport: Viewport
-    mouse: Point | None = None
-    notes: list[str] = Field(default_factory=list)
-    target: str | None = None  # what the action acted on (role and name)
-    snapshot: str | None = None  # the ARIA snapshot the model was shown, when it was shown one
-    identity: Identity | None = None  # who the element acted on was (its role, name and locators)
-    rematch: Rematch | None = None  # a replay found the element again by its identity
-
-
-class ErrorRecord(_Record):
-    kind: str  # a browser failure kind, a call error code, a protocol violation, or not_run
-    message: str
-    browser_closed: bool = False
-
-
-class ToolResultRecord(_Record):
-    role: Literal["tool_result"] = "tool_result"
-    call: CallRef
-    status: Literal["ok", "failed", "invalid", "refused", "denied", "pending", "not_run"]
-    action: str | None = None
-    text: str = ""
-    observation: ObservationRecord | None = None
-    error: ErrorRecord | None = None
-    state: State = State.IDLE
-    mistakes: int = 0
-
-
-class ExpectRecord(_Record):
-    """An assertion the host added while recording: it must hold after the step before it."""
-
-    role: Literal["expect"] = "expect"
-    expectation: Expectation
-
-
-Record = MessageRecord | AssistantRecord | ToolResultRecord | ExpectRecord | EndRecord
 
 
 @dataclass
@@ -248,6 +144,17 @@ class Transcript:
                 results.append(r)
         if current is not None:
             yield current, results
+
+    def notes(self) -> dict[int, list[NoteRecord]]:
+        """What the loop told the model after each step (1-based): nudges and budget warnings."""
+        out: dict[int, list[NoteRecord]] = {}
+        step = 0
+        for r in self.records:
+            if isinstance(r, AssistantRecord):
+                step += 1
+            elif isinstance(r, NoteRecord):
+                out.setdefault(step, []).append(r)
+        return out
 
     def expectations(self) -> dict[int, list[Expectation]]:
         """The assertions recorded after each step (1-based; 0: before the first message)."""
@@ -338,6 +245,7 @@ _RECORD_MODELS: dict[str, type[_Record]] = {
     "assistant": AssistantRecord,
     "tool_result": ToolResultRecord,
     "expect": ExpectRecord,
+    "note": NoteRecord,
     "end": EndRecord,
 }
 
@@ -418,7 +326,7 @@ def load_transcript(path: str | Path) -> Transcript:
         if kind is None:
             raise problem(
                 f"unknown role {data.get('role')!r}: a record's role is system, user, assistant,"
-                " tool_result, expect or end",
+                " tool_result, expect, note or end",
                 "role",
             )
         try:
@@ -548,6 +456,8 @@ class TranscriptWriter:
             self._write_line(data, sync=sync)
             return
         data = self._clean(record.model_dump(mode="json", exclude_defaults=False))
+        if isinstance(data, dict) and data.get("role") == "assistant" and data.get("usage") is None:
+            data.pop("usage", None)  # a message whose call's usage nobody gave
         observation = data.get("observation") if isinstance(data, dict) else None
         if isinstance(observation, dict):  # what only some steps have is left out where they have none
             for key in ("identity", "rematch"):
@@ -612,6 +522,10 @@ class TranscriptWriter:
         """Record how the run ended (the last record)."""
         self._write(EndRecord(outcome=outcome, reason=reason, detail=detail))
 
+    def note(self, kind: Literal["nudge", "budget"], text: str) -> None:
+        """Record what the loop told the model between messages (a nudge, a budget warning)."""
+        self._write(NoteRecord(kind=kind, text=text))
+
     def answer(self, turn: Turn, call: ToolUse) -> None:
         """Record the host's answer to a call held for approval: its result, after the held one's."""
         index = {id(c): i for i, c in enumerate(turn.calls)}
@@ -619,12 +533,16 @@ class TranscriptWriter:
             if o.call is call:
                 self._write(self._result(o, turn, [], index.get(id(call), 0)))
 
-    def turn(self, turn: Turn) -> None:
-        """Record an assistant message and what became of each of its calls."""
+    def turn(self, turn: Turn, usage: object | None = None) -> None:
+        """Record an assistant message and what became of each of its calls; ``usage`` is what its
+        model call took (a loop event's :class:`~xmltools.loop.TurnUsage`), when known."""
         # each record is flushed as it is written; the disk is synced once per turn, since a message
         # may hold thousands of calls
         assistant = AssistantRecord(
-            content=turn.assistant["content"], cut=turn.cut, duration=round(turn.duration, 4)
+            content=turn.assistant["content"],
+            cut=turn.cut,
+            duration=round(turn.duration, 4),
+            usage=Usage.model_validate(usage, from_attributes=True) if usage is not None else None,
         )
         self._write(assistant, sync=False)
         index = {id(c): i for i, c in enumerate(turn.calls)}

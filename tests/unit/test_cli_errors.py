@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -317,14 +318,20 @@ def test_verbose_shows_one_info_line_a_turn(capsys: pytest.CaptureFixture[str], 
         rc = main(["-v", *args] if where == "before" else [*args, "-v"])
     err = capsys.readouterr().err
     assert rc == 0, err
-    turns = [ln for ln in err.splitlines() if ln.startswith("INFO xmltools.interpreter: turn:")]
+    turns = [
+        re.sub(r"~\d+", "~N", re.sub(r"\d+ characters", "N characters", ln))
+        for ln in err.splitlines()
+        if ln.startswith("INFO xmltools.loop: turn ")
+    ]
     assert turns == [
-        "INFO xmltools.interpreter: turn: browser_action launch: ok -> http://127.0.0.1:9/"
-        " [state active, mistakes 0, stream cut]",
-        "INFO xmltools.interpreter: turn: browser_action close: ok [state idle, mistakes 0, stream cut]",
-        "INFO xmltools.interpreter: turn: attempt_completion: ok"
+        "INFO xmltools.loop: turn 1: ~N tokens in, ~N out, N characters sent; browser_action launch: ok"
+        " -> http://127.0.0.1:9/ [state active, mistakes 0, stream cut]",
+        "INFO xmltools.loop: turn 2: ~N tokens in, ~N out, N characters sent; browser_action close: ok"
+        " [state idle, mistakes 0, stream cut]",
+        "INFO xmltools.loop: turn 3: ~N tokens in, ~N out, N characters sent; attempt_completion: ok"
         " [state idle, mistakes 0, completed, stream cut]",
     ]
+    assert "INFO xmltools.interpreter: turn:" not in err  # the loop's line is the one a turn
     assert "DEBUG" not in err  # -v is INFO only
     assert "INFO xmltools.loop: loop stopped: completed after 3 turns" in err
 
@@ -481,3 +488,29 @@ def test_update_refuses_what_does_not_apply_to_it(
     assert main(["replay", str(path), "--update", *extra]) == 2
     err = capsys.readouterr().err
     assert "--update replays live and rewrites the transcript" in err and err.count("\n") == 1
+
+
+@pytest.mark.usefixtures("stand_in")
+def test_a_recorded_run_keeps_its_nudges_and_each_calls_tokens_for_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model that repeats one click: the nudges are note records in the transcript, each step keeps
+    its call's tokens, and the report shows both; the sent history is what the report counts."""
+    from xmltools.transcript import NoteRecord, load_transcript
+
+    click = ba("click", coordinate="100,100")
+    server = ScriptedServer(by_turn([LAUNCH, *[click] * 20]))
+    record, report = tmp_path / "run.jsonl", tmp_path / "run.html"
+    with server.running() as base:
+        rc = main(run_args(base, "--max-turns", "30", "--record", str(record), "--report", str(report)))
+    out = capsys.readouterr().out
+    assert rc == 1 and "stopped: stuck after" in out and out.count("  nudge: ") == 3
+    t = load_transcript(record)
+    notes = [r for r in t.records if isinstance(r, NoteRecord)]
+    assert [n.kind for n in notes] == ["nudge"] * 3 and "the same click" in notes[0].text
+    assert sorted(t.notes()) == [4, 7, 10]  # each after the step that drew it
+    used = [a.usage for a in t.assistant_messages]
+    assert all(u is not None and u.prompt_tokens > 0 and u.estimated for u in used)  # the stream was cut
+    html = report.read_text()
+    assert html.count("told to the model after this step") == 3 and "3 nudges" in html
+    assert f"~{used[0].prompt_tokens:,} tokens in" in html  # type: ignore[union-attr]

@@ -115,3 +115,50 @@ async def test_token_and_cost_budgets_end_the_run_with_an_answer() -> None:
     )
     assert by_cost.stop_reason == "max_cost" and by_cost.cost >= 0.01
     await it.aclose()
+
+
+async def test_each_turn_reports_its_tokens_cost_and_size_and_the_host_log_has_a_line_a_turn(
+    caplog: Any,
+) -> None:
+    """Per turn: the tokens the server reported for that call, their cost, the characters sent; one INFO
+    line a turn in the ``xmltools.loop`` log, and WARNING lines for the budget warning and the nudges."""
+    import logging
+
+    import openai
+    from openai_server import ScriptedServer
+
+    from xmltools.models import OpenAIModel
+
+    def reply(body: dict[str, Any]) -> str:
+        n = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        return ba("launch", url="http://127.0.0.1:9/") if n == 0 else ba("click", coordinate="100,100")
+
+    caplog.set_level(logging.INFO, logger="xmltools")
+    server = ScriptedServer(reply)
+    events: list[Any] = []
+    with server.running() as base:
+        client = openai.AsyncOpenAI(base_url=base, api_key="k", max_retries=0)
+        llm = OpenAIModel(client, "m", stream=False)  # unstreamed: the server reports every call's usage
+        it = interp(Config(stuck_repeat=3, stuck_nudges=2))
+        res = await arun_loop(
+            llm, START, interpreter=it, max_turns=8, prices=(2.0, 8.0), on_event=events.append
+        )
+        await it.aclose()
+    turns = [e for e in events if e.kind == "turn"]
+    assert [e.usage for e in turns] == res.turn_usage and len(res.turn_usage) == len(res.turns) == 7
+    for used, body in zip(res.turn_usage, server.requests, strict=True):
+        prompt = sum(len(json.dumps(m)) // 4 for m in body["messages"])  # what the server reports
+        assert (used.prompt_tokens, used.estimated) == (prompt, False)
+        assert used.cost == (used.prompt_tokens * 2.0 + used.completion_tokens * 8.0) / 1e6
+        assert used.sent_chars == sum(
+            len(json.dumps(m["content"], ensure_ascii=False)) for m in body["messages"]
+        )
+    assert sum(u.prompt_tokens for u in res.turn_usage) == res.usage.prompt_tokens
+    assert res.stop_reason == "stuck"
+    info = [r.getMessage() for r in caplog.records if r.name == "xmltools.loop" and r.levelno == logging.INFO]
+    assert [m.split(":")[0] for m in info if m.startswith("turn ")] == [f"turn {k}" for k in range(1, 8)]
+    assert f"turn 2: {res.turn_usage[1].prompt_tokens} tokens in," in info[1] and ", $0.00" in info[1]
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warned.count("nudged (repeat): click with the same target") == 2
+    assert "budget: 7 of your 8 turns are used: 1 left" in warned
+    assert not any(r.name == "xmltools.interpreter" and r.levelno == logging.INFO for r in caplog.records)

@@ -105,10 +105,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             writer.message("user", args.task)
 
         def progress(e: LoopEvent) -> None:
-            if e.turn is not None:
+            if e.kind == "turn" and e.turn is not None:
                 if writer is not None:
-                    writer.turn(e.turn)
+                    writer.turn(e.turn, e.usage)
                 print(turn_line(e.index, e.turn), flush=True)
+            elif e.kind in ("nudge", "budget") and e.note is not None:
+                if writer is not None:
+                    writer.note(e.kind, e.note)
+                print(f"  {e.kind}: {e.note.splitlines()[0]}", flush=True)
 
         try:
             res = run_loop(

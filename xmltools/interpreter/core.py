@@ -70,6 +70,7 @@ class AsyncInterpreter:
         if off:
             raise ConfigError(f"the registry given offers the disabled actions {sorted(off)}")
         self.approval = ApprovalPolicy(self.config.approval, approver)
+        self.turn_log_level = logging.INFO  # a loop logs its own line a turn, and sets this to DEBUG
         self._held: _Held | None = None
         # the roo profile shows page text HTML-escaped, as it always has; the others escape only
         # what could open or close a tool's tag, so that HTML and selectors read as written
@@ -383,8 +384,8 @@ class AsyncInterpreter:
         turn.sessions = self.open_sessions
         turn.mistakes = self.session.mistakes
         turn.result = to_message(parts, self.config.shape) if parts else None
-        if log.isEnabledFor(logging.INFO):
-            log.info("%s", turn_summary(turn))
+        if log.isEnabledFor(self.turn_log_level):
+            log.log(self.turn_log_level, "%s", turn_summary(turn))
         if turn.mistake_limit_reached and self.config.on_mistake_limit == "raise":
             raise MistakeLimitError(
                 f"the model made {self.session.mistakes} mistakes in a row"
