@@ -6,9 +6,16 @@ conftest puts this folder on ``sys.path``.  Nothing here starts a browser.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import signal
 import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -202,3 +209,46 @@ def wording_variant(tmp_path: Path) -> Path:
     (d / "result" / "browser.j2").write_text("Done: {{ action }}. {{ obs.title }} at {{ obs.url | page }}.\n")
     (d / "variant.toml").write_text('name = "wording"\n')
     return d
+
+
+@contextlib.contextmanager
+def playwright_servers(n: int) -> Iterator[list[tuple[subprocess.Popen[bytes], str]]]:
+    """``n`` Playwright servers on loopback (``playwright run-server --unsafe``, so that a client may
+    name the Chromium to launch), each as (process, ws:// address); killed, with their browsers, after."""
+    started: list[tuple[subprocess.Popen[bytes], str]] = []
+    try:
+        for _ in range(n):
+            port = free_port()
+            cmd = [
+                sys.executable,
+                "-m",
+                "playwright",
+                "run-server",
+                "--port",
+                str(port),
+                "--host",
+                "127.0.0.1",
+            ]
+            proc = subprocess.Popen(
+                [*cmd, "--unsafe"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            started.append((proc, f"ws://127.0.0.1:{port}/"))
+            deadline = time.monotonic() + 30
+            while not _answers(port):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the Playwright server did not start")
+                time.sleep(0.1)
+        yield started
+    finally:
+        for proc, _ in started:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+
+
+def _answers(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0

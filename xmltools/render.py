@@ -459,6 +459,18 @@ class Renderer:
             action_name=action_name,
         )
 
+    def judge_prompt(self, *, task: str, rubric: str, answer: str | None, url: str | None, page: str) -> str:
+        """What a judging model is asked about one experiment trial; the page's text cannot pass for
+        a call."""
+        return self.render(
+            "note/judge.j2",
+            task=task,
+            rubric=rubric,
+            answer=None if answer is None else self._neutralize_tools(answer),
+            url=url,
+            page=self._neutralize_tools(page),
+        )
+
 
 def apply_image_budget(messages: list[dict[str, Any]], budget: int, placeholder: str) -> int:
     """Keep the newest ``budget`` images; replace older ones by a text part.  Returns how many went."""

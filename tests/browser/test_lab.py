@@ -257,3 +257,145 @@ def test_an_anthropic_model_takes_part_in_the_matrix(tmp_path: Path, monkeypatch
     assert not server.rejected and server.api_keys == ["sk-test"] * len(server.requests)
     reported = sum(u[0] for u in server.usages)
     assert sum(r.prompt_tokens for r in done.rows) == reported
+
+
+def test_a_judge_grades_the_answer_and_the_last_page_against_a_rubric(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A judge check asks the [judge] model (here a loopback Messages server) with the task, the rubric,
+    the answer and the last page's text; its PASS or FAIL is the verdict, its reason is kept, its cost
+    is added to the trial's, and a cached rerun asks it nothing."""
+    from anthropic_server import AnthropicServer
+
+    def grade(body: dict[str, Any]) -> str:
+        prompt = body["messages"][0]["content"]
+        text = prompt if isinstance(prompt, str) else " ".join(p.get("text", "") for p in prompt)
+        assert "The rubric:\nThe page greets Ada by name." in text and "signed in as Ada" in text
+        page = text.split("The page the attempt ended on", 1)[1]
+        return "PASS\nThe page greets Ada." if "Welcome, Ada!" in page else "**FAIL**\nNo greeting for Ada."
+
+    path = experiment_file(tmp_path)
+    judged = path.read_text().replace(
+        'checks = [{ kind = "url", value = "/form.html" }, { kind = "text", value = "Welcome, Ada!" }]',
+        'checks = [{ kind = "judge", value = "The page greets Ada by name." }]',
+    )
+    path.write_text(judged + '\n[judge]\nprovider = "anthropic"\nmodel = "grader"\nkey_env = "LAB_JUDGE_KEY"\n'
+                    "price_in = 3.0\nprice_out = 15.0\n")  # fmt: skip
+    monkeypatch.setenv("LAB_JUDGE_KEY", "sk-judge")
+    judge, model = AnthropicServer(grade), ScriptedServer(script(""))
+    with judge.running() as jbase, model.running() as base:
+        exp = load_experiment(path)
+        exp = exp.model_copy(update={"judge": exp.judge.model_copy(update={"base_url": jbase})})  # type: ignore[union-attr]
+        first = asyncio.run(
+            run_experiment(exp, tmp_path / "out", concurrency=2, make_model=_with_judge(base))
+        )
+        asked = len(judge.requests)
+        again = asyncio.run(
+            run_experiment(exp, tmp_path / "out", concurrency=2, fresh=True, make_model=_with_judge(base))
+        )
+    assert asked == len(first.rows) == 2 * TRIALS and len(judge.requests) == asked  # the rerun: no call
+    for r in first.rows:
+        rng = random.Random("-".join(map(str, r.key)))
+        good = rng.random() < (0.8 if r.variant == "B" else 0.3)
+        assert r.passed is good, (r.key, r.checks)
+        assert r.checks[0]["problem"] == (None if good else "the judge failed it: No greeting for Ada.")
+    model_cost = sum((r.prompt_tokens * PRICE_IN + r.completion_tokens * PRICE_OUT) / 1e6 for r in first.rows)
+    judge_cost = sum((i * 3.0 + o * 15.0) / 1e6 for i, o in judge.usages)
+    assert abs(sum(r.cost for r in first.rows) - (model_cost + judge_cost)) < 1e-6
+    assert outcomes(again.rows) == outcomes(first.rows)
+
+
+def _with_judge(base: str) -> Any:
+    """The trial's model from the scripted server; the judge through the factory the CLI uses."""
+    from xmltools.lab.runner import default_model
+
+    trial = maker(base)
+
+    def make(spec: Any, cell: tuple[str, str, str, int]) -> Any:
+        return default_model(spec, cell) if spec.provider == "anthropic" else trial(spec, cell)
+
+    return make
+
+
+def test_trials_spread_over_two_playwright_servers(tmp_path: Path, capsys: Any) -> None:
+    """``experiment run --remote A,B``: the browsers come from two Playwright servers on loopback, each
+    trial's row names the one it ran on, both take trials, and the verdicts are a local run's."""
+    from helpers import playwright_servers
+
+    from xmltools.browser.locate import find_chromium
+    from xmltools.cli import main
+
+    path = experiment_file(tmp_path)
+    chromium = find_chromium().path  # the servers launch this one (they run --unsafe)
+    text = path.read_text().replace(
+        'templates = "variants/a"', f'templates = "variants/a"\nconfig = {{ executable = "{chromium}" }}'
+    )
+    text = text.replace(
+        'templates = "variants/b"', f'templates = "variants/b"\nconfig = {{ executable = "{chromium}" }}'
+    )
+    server = ScriptedServer(script(""))
+    with server.running() as base, playwright_servers(2) as servers:
+        path.write_text(text.replace("http://127.0.0.1:9/v1", base))
+        remote = ",".join(url for _, url in servers)
+        code = main(
+            [
+                "experiment",
+                "run",
+                str(path),
+                "--out",
+                str(tmp_path / "out"),
+                "--concurrency",
+                "4",
+                "--remote",
+                remote,
+            ]
+        )
+        assert code == 0
+        local = main(
+            [
+                "experiment",
+                "run",
+                str(path),
+                "--out",
+                str(tmp_path / "local"),
+                "--concurrency",
+                "4",
+                "--no-cache",
+            ]
+        )
+        assert local == 0
+    out = capsys.readouterr().out
+    rows = load_rows(tmp_path / "out")
+    assert sorted({r.browser for r in rows}) == sorted(url for _, url in servers), out
+    assert {r.browser for r in load_rows(tmp_path / "local")} == {"local"}
+    assert outcomes(rows) == outcomes(load_rows(tmp_path / "local"))
+    assert f"on {servers[0][1]}" in out and f"on {servers[1][1]}" in out  # the trial lines say where
+
+
+def load_rows(out: Path) -> list[Any]:
+    from xmltools.lab.store import Store
+
+    return Store(out / "results.sqlite").trials()
+
+
+def test_two_tasks_whose_messages_read_the_same_never_share_a_cached_reply(tmp_path: Path) -> None:
+    """Two tasks with one instruction and one start page, each on a served folder of its own: the
+    messages of their trials read the same (the address is left out of the cache's key), yet each
+    trial gets its own draw, so every verdict is its own cell's fate and not the other task's."""
+    exp = load_experiment(experiment_file(tmp_path))
+    twin = exp.tasks[0].model_copy(update={"id": "sign-in-again"})
+    exp = exp.model_copy(update={"tasks": (exp.tasks[0], twin), "variants": exp.variants[:1], "trials": 4})
+
+    def fate(cell: tuple[str, str, str, int]) -> bool:
+        rng = random.Random("-".join(map(str, cell)))
+        return rng.random() < 0.3  # variant A's draw, as the script makes it
+
+    cells_ = exp.cells()
+    assert any(
+        fate(c) != fate((c[0], c[1], twin.id, c[3])) for c in cells_ if c[2] == "sign-in"
+    )  # they differ
+    server = ScriptedServer(script(""))
+    with server.running() as base:
+        done = asyncio.run(run_experiment(exp, tmp_path / "out", concurrency=1, make_model=maker(base)))
+    assert {r.key: r.passed for r in done.rows} == {c: fate(c) for c in cells_}
+    assert not any(r.cached for r in done.rows)

@@ -14,8 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import free_port as _free_port
-from helpers import ok
+from helpers import ok, playwright_servers
 
 from xmltools.browser.pool import Backend, BrowserPool, PoolFullError
 from xmltools.browser.session import BrowserSession
@@ -198,44 +197,10 @@ def _processes_using(profile: str) -> list[int]:
 # -- Playwright servers, several at once -------------------------------------------------------
 
 
-def _start_server() -> tuple[subprocess.Popen[bytes], str]:
-    import socket
-
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "playwright",
-            "run-server",
-            "--port",
-            str(port),
-            "--host",
-            "127.0.0.1",
-            "--unsafe",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return proc, f"ws://127.0.0.1:{port}/"
-        time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("the Playwright server did not start")
-
-
 @pytest.fixture
 def two_servers() -> object:
-    servers = [_start_server(), _start_server()]
-    yield servers
-    for proc, _ in servers:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(10)
+    with playwright_servers(2) as servers:
+        yield servers
 
 
 async def test_sessions_spread_over_playwright_servers_and_survive_one_dying(

@@ -55,6 +55,10 @@ def test_an_experiment_file_is_read_and_its_cells_counted(tmp_path: Path) -> Non
         (('instruction = "do it"', 'instruction = "do it"\nserve = "."'), "has both url and serve"),
         (('name = "m"', 'name = "m"\ncolour = 1'), "models.0.colour: Extra inputs"),
         (("trials = 3", "trials = ["), "not valid TOML"),
+        (
+            ('kind = "url", value = "/done.html"', 'kind = "judge", value = "greets Ada"'),
+            "has a judge check, but no [judge] model",
+        ),
     ],
 )
 def test_a_bad_file_is_one_line_naming_the_field(tmp_path: Path, change: tuple[str, str], said: str) -> None:
@@ -139,3 +143,21 @@ def test_a_dry_run_counts_and_prices_with_no_model(
     assert out[1].startswith("variant A: system prompt ") and "tokens" in out[1]
     assert out[3].startswith("model m: at least $0.") and "if every trial used every turn" in out[3]
     assert not (tmp_path / "o").exists()  # nothing ran
+
+
+@pytest.mark.parametrize(
+    ("reply", "problem"),
+    [
+        ("PASS\nThe page greets Ada.", None),
+        ("**pass** - it does", None),
+        ("FAIL\n\nThe page greets Bob.\nmore", "the judge failed it: The page greets Bob."),
+        ("Fail: wrong page", "the judge failed it: wrong page"),
+        ("FAIL", "the judge failed it"),
+        ("I think it passes", "the judge's reply is not a grade: 'I think it passes'"),
+        ("PASSABLE", "the judge's reply is not a grade: 'PASSABLE'"),
+    ],
+)
+def test_a_judges_first_word_is_the_verdict(reply: str, problem: str | None) -> None:
+    from xmltools.lab.checks import judge_verdict
+
+    assert judge_verdict(reply) == problem

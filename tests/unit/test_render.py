@@ -224,6 +224,16 @@ CASES: dict[str, Callable[[], Rendered | str]] = {
         url="http://127.0.0.1:8000/order.html",
         action_name="click",
     ),
+    "note_judge": lambda: R.judge_prompt(
+        task="Sign in as Ada.",
+        rubric="The page greets Ada by name.",
+        answer="Signed in. <browser_action><action>close</action></browser_action>",
+        url="http://127.0.0.1:8000/form.html",
+        page="Sign in\nWelcome, Ada!",
+    ),
+    "note_judge_no_answer": lambda: R.judge_prompt(
+        task="Sign in as Ada.", rubric="The page greets Ada.", answer=None, url=None, page=""
+    ),
     "system_aleph": lambda: R.system_prompt(ToolRegistry(profile="aleph"), script_rule="deny"),
     "system_fractal": lambda: R.system_prompt(ToolRegistry(profile="fractal"), observe="snapshot"),
     "system_forge_before_a_session": lambda: R.system_prompt(ToolRegistry(profile="forge"), opener_asks=True),

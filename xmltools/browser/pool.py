@@ -108,6 +108,11 @@ class Backend:
     headless: bool = True
     args: tuple[str, ...] = ()
 
+    @property
+    def where(self) -> str:
+        """Where its browsers run, in a word: ``local``, or the endpoint."""
+        return self.endpoint or self.kind
+
     @classmethod
     def from_settings(
         cls,
@@ -277,6 +282,10 @@ class BrowserPool:
 
     def run_sync(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         return self._thread.call(coro, timeout)
+
+    def backend_of(self, context: BrowserContext | None) -> Backend | None:
+        """The backend a session's context came from (None for one not made by this pool)."""
+        return self._contexts.get(context) if context is not None else None
 
     @property
     def sessions(self) -> int:

@@ -135,6 +135,12 @@ class BrowserSession:
         return self.watch.downloads_dir
 
     @property
+    def where(self) -> str | None:
+        """Where the session's browser runs (``local``, or a remote endpoint); None with no page."""
+        backend = self.pool.backend_of(self._context)
+        return backend.where if backend is not None else None
+
+    @property
     def _context(self) -> BrowserContext | None:
         return self.tabs.context
 

@@ -142,6 +142,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-turns", type=int, default=None)
     p.add_argument("--max-cost", type=float, default=None, help="start no trial once the run cost this much")
     p.add_argument("--concurrency", type=int, default=None, help="trials at once (default: the pool's)")
+    p.add_argument(
+        "--remote",
+        default=None,
+        metavar="URL[,URL...]",
+        help="run the browsers at these endpoints (Playwright servers ws://HOST:PORT/, or DevTools)",
+    )
     p.add_argument("--no-cache", action="store_true", help="ask the model every time")
     p.add_argument("--fresh", action="store_true", help="start over: forget the earlier results in --out")
     p.add_argument(

@@ -158,9 +158,10 @@ def _run(exp: Experiment, args: argparse.Namespace) -> int:
         verdict = "PASS" if row.passed else "FAIL"
         claim = " (false claim)" if row.false_claim else ""
         cached = " cached" if row.cached else ""
+        where = f" on {row.browser}" if row.browser and row.browser != "local" else ""
         print(
             f"[{done}/{total}] {row.variant} × {row.model} × {row.task} #{row.idx}: {verdict}{claim},"
-            f" {row.stop_reason}, {row.turns} turns, ${row.cost:.4f}, {row.seconds:.1f} s{cached}",
+            f" {row.stop_reason}, {row.turns} turns, ${row.cost:.4f}, {row.seconds:.1f} s{cached}{where}",
             flush=True,
         )
 
@@ -171,6 +172,7 @@ def _run(exp: Experiment, args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             cache=not args.no_cache,
             fresh=args.fresh,
+            remote=args.remote,
             on_trial=line,
         )
     )

@@ -9,6 +9,10 @@ kept open for them even when the model closed the browser (see
 expression, or, with ``schema``, the part of JSON Schema a result's shape
 needs (``type``, ``enum``, ``required``, ``properties``, ``items``), checked
 here by hand because no JSON Schema library is a dependency of the package.
+``judge`` asks the experiment's judge model (``[judge]`` in the file; off
+unless a task asks for it) whether the answer and the last page meet a rubric,
+in the template ``note/judge.j2``; the first word of its reply, PASS or FAIL,
+is the verdict, and the line after it is the reason kept with a failure.
 """
 
 from __future__ import annotations
@@ -21,14 +25,17 @@ from typing import Any
 
 from ..browser.session import BrowserSession
 from ..browser.verify import verify
+from ..errors import ConfigError
 from ..expectations import Expectation
+from ..render import Renderer
 from ..results import Failure, Observation
 from ..schema import schema_problem
 from .plan import CheckSpec
 
-__all__ = ["CHECKS", "CheckContext", "KeptSession", "register_check", "run_checks"]
+__all__ = ["CHECKS", "CheckContext", "KeptSession", "judge_verdict", "register_check", "run_checks"]
 
 CHECK_SECONDS = 5.0  # how long a page check waits for what it looks for
+JUDGE_PAGE_CHARS = 6_000  # the most of the last page's text a judge is shown
 
 
 class KeptSession(BrowserSession):
@@ -61,11 +68,17 @@ class KeptSession(BrowserSession):
         await self.shutdown()
 
 
+Judge = Callable[[str], Awaitable[str]]  # a prompt in, the judging model's reply out
+
+
 @dataclass
 class CheckContext:
     session: KeptSession | None  # the trial's browser, its last page kept
     answer: str | None  # the final answer, when the model gave one
     claimed: bool  # the model said it was done
+    instruction: str = ""  # the task as the model was given it
+    judge: Judge | None = None  # asks the experiment's judge model
+    renderer: Renderer | None = None  # writes the judge's prompt (the trial's templates)
 
 
 Check = Callable[[CheckSpec, CheckContext], Awaitable[str | None]]
@@ -160,14 +173,43 @@ async def _answer(spec: CheckSpec, ctx: CheckContext) -> str | None:
     return None if re.search(pattern, ctx.answer) else f"the answer is {ctx.answer[:200]!r}"
 
 
+@register_check("judge")
+async def _judge(spec: CheckSpec, ctx: CheckContext) -> str | None:
+    if ctx.judge is None:
+        raise ConfigError("a judge check needs a judge model: name one under [judge]")
+    url, page = None, ""
+    session = _page_of(ctx)
+    if session is not None:
+        url, page = await session.on_page(_url_and_text)
+    if len(page) > JUDGE_PAGE_CHARS:
+        page = page[:JUDGE_PAGE_CHARS] + f"\n[... {len(page) - JUDGE_PAGE_CHARS} more characters]"
+    prompt = (ctx.renderer or Renderer()).judge_prompt(
+        task=ctx.instruction, rubric=spec.value, answer=ctx.answer, url=url, page=page
+    )
+    return judge_verdict(await ctx.judge(prompt))
+
+
+async def _url_and_text(page: Any) -> tuple[str, str]:
+    return str(page.url), str(await page.inner_text("body", timeout=CHECK_SECONDS * 1000))
+
+
+def judge_verdict(reply: str) -> str | None:
+    """None for a reply whose first word is PASS; otherwise what the judge said, in one line."""
+    m = re.match(r"[\W_]*(PASS|FAIL)\b[\W_]*(.*)", reply.strip(), re.IGNORECASE | re.DOTALL)
+    if m is None:
+        return f"the judge's reply is not a grade: {reply.strip()[:160]!r}"
+    if m.group(1).upper() == "PASS":
+        return None
+    why = next((line.strip() for line in m.group(2).splitlines() if line.strip()), "")
+    return "the judge failed it" + (f": {why[:200]}" if why else "")
+
+
 async def run_checks(checks: tuple[CheckSpec, ...], ctx: CheckContext) -> list[tuple[CheckSpec, str | None]]:
     """Each check with its answer (None: it holds); an unknown kind is the host's error."""
     out = []
     for spec in checks:
         fn = CHECKS.get(spec.kind)
         if fn is None:
-            from ..errors import ConfigError
-
             raise ConfigError(f"no check named {spec.kind!r}; the checks are: {', '.join(sorted(CHECKS))}")
         out.append((spec, await fn(spec, ctx)))
     return out

@@ -9,6 +9,7 @@ relative to the file.  A file that is not valid is a
 .. code-block:: toml
 
     trials = 8
+    remote = "ws://10.0.0.5:3000/,ws://10.0.0.6:3000/"   # Playwright servers (optional)
 
     [[variants]]
     name = "careful"
@@ -32,6 +33,11 @@ relative to the file.  A file that is not valid is a
     instruction = "Sign in as Ada."
     checks = [{ kind = "url", value = "/welcome.html" }, { kind = "text", value = "Welcome, Ada" }]
 
+    [judge]                                 # only for tasks with a judge check
+    provider = "anthropic"
+    model = "claude-sonnet-4-5"
+    key_env = "ANTHROPIC_API_KEY"
+
     [limits]
     turns = 15
     cost = 2.0                              # dollars for the whole run
@@ -45,11 +51,20 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import ConfigError
 
-__all__ = ["CheckSpec", "Experiment", "Limits", "ModelSpec", "TaskSpec", "VariantSpec", "load_experiment"]
+__all__ = [
+    "CheckSpec",
+    "Experiment",
+    "JudgeSpec",
+    "Limits",
+    "ModelSpec",
+    "TaskSpec",
+    "VariantSpec",
+    "load_experiment",
+]
 
 
 class _Spec(BaseModel):
@@ -57,7 +72,8 @@ class _Spec(BaseModel):
 
 
 class CheckSpec(_Spec):
-    """One check of a task: ``kind`` names a registered check (url, text, element, aria, js, answer)."""
+    """One check of a task: ``kind`` names a registered check (url, text, element, aria, js, answer,
+    judge); for ``judge``, ``value`` is the rubric."""
 
     kind: str
     value: str = ""
@@ -114,6 +130,12 @@ class ModelSpec(_Spec):
         return (prompt_tokens * self.price_in + completion_tokens * self.price_out) / 1_000_000
 
 
+class JudgeSpec(ModelSpec):
+    """The model a ``judge`` check asks: a model like the others, whose name may go unsaid."""
+
+    name: str = "judge"
+
+
 class Limits(_Spec):
     turns: int = Field(20, ge=1)  # per trial
     tokens: int | None = Field(None, ge=1)  # per trial
@@ -130,6 +152,9 @@ class Experiment(_Spec):
     trials: int = Field(8, ge=1)
     limits: Limits = Limits()
     concurrency: int | None = Field(None, ge=1)
+    judge: JudgeSpec | None = None  # the model a judge check asks; no judge check runs without one
+    remote: str | None = None  # browsers from these endpoints (comma-separated) unless a variant says
+
     path: Path | None = Field(None, exclude=True)  # the file it came from
 
     @field_validator("variants", "models", "tasks")
@@ -143,6 +168,13 @@ class Experiment(_Spec):
             raise ValueError(f"names {twice} are used twice")
         return v
 
+    @model_validator(mode="after")
+    def _judged(self) -> Experiment:
+        judged = [t.id for t in self.tasks if any(c.kind == "judge" for c in t.checks)]
+        if judged and self.judge is None:
+            raise ValueError(f"task {judged[0]!r} has a judge check, but no [judge] model is named")
+        return self
+
     def cells(self) -> list[tuple[str, str, str, int]]:
         """Every trial to run, as (variant, model, task, index), in a fixed order."""
         return [
@@ -154,8 +186,11 @@ class Experiment(_Spec):
         ]
 
     def fingerprint(self) -> str:
-        """What a resumed run must share with the one it resumes: everything but the trial count."""
-        data = self.model_dump(mode="json", by_alias=True, exclude={"trials", "concurrency", "limits"})
+        """What a resumed run must share with the one it resumes: everything but the trial count,
+        the limits and where the browsers run."""
+        data = self.model_dump(
+            mode="json", by_alias=True, exclude={"trials", "concurrency", "limits", "remote"}
+        )
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
     def variant(self, name: str) -> VariantSpec:
@@ -190,7 +225,8 @@ def load_experiment(path: str | Path) -> Experiment:
         first = e.errors()[0]
         where = ".".join(str(x) for x in first.get("loc", ()))
         more = f" (and {len(e.errors()) - 1} more)" if len(e.errors()) > 1 else ""
-        raise ConfigError(f"{p}: {where}: {first.get('msg')}{more}") from e
+        msg = str(first.get("msg", "")).removeprefix("Value error, ")
+        raise ConfigError(f"{p}: {where + ': ' if where else ''}{msg}{more}") from e
     for t in exp.tasks:
         if t.url is not None and t.serve is not None:
             raise ConfigError(f"{p}: task {t.id!r} has both url and serve: give one")

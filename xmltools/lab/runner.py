@@ -13,6 +13,8 @@ a killed run resumes where it stopped and no trial runs twice.
   run gives the same results as a serial one.
 - Model replies are cached (:mod:`xmltools.lab.cache`): a rerun makes no call.
 - ``limits.cost`` stops new trials once the run's cost reaches it, and says so.
+- A ``judge`` check asks the ``[judge]`` model, through the same cache; what
+  it costs is added to the trial's cost (its tokens are not the trial's).
 - A model that cannot be reached stops the run (the host's problem): what was
   done is kept, and a rerun resumes.
 """
@@ -78,11 +80,19 @@ async def run_experiment(
     concurrency: int | None = None,
     cache: bool = True,
     fresh: bool = False,
+    remote: str | None = None,
     make_model: ModelMaker = default_model,
     on_trial: Callable[[TrialRow, int, int], object] | None = None,
 ) -> RunSummary:
-    """Run every trial of ``exp`` not yet in ``out``/results.sqlite; see the module."""
+    """Run every trial of ``exp`` not yet in ``out``/results.sqlite; see the module.
+
+    ``remote`` (else the file's ``remote``) names the browser endpoints,
+    comma-separated, that trials spread over, least loaded first; a variant
+    that sets ``remote`` itself keeps its own.
+    """
     out = Path(out)
+    if remote is not None:
+        exp = exp.model_copy(update={"remote": remote})
     db = out / "results.sqlite"
     if fresh:
         db.unlink(missing_ok=True)
@@ -95,6 +105,8 @@ async def run_experiment(
     width = concurrency or exp.concurrency or default_pool().max_sessions
     slots = asyncio.Semaphore(max(1, min(width, len(todo) or 1)))
     limits = {m.name: asyncio.Semaphore(m.max_requests) for m in exp.models}
+    if exp.judge is not None:
+        limits[_JUDGE] = asyncio.Semaphore(exp.judge.max_requests)
     spent = sum(r.cost for r in store.trials())
     total = len(exp.cells())
     finished = summary.resumed
@@ -110,7 +122,7 @@ async def run_experiment(
                 if exp.limits.cost is not None and spent >= exp.limits.cost:
                     summary.skipped.append(cell)
                     return
-                row = await _trial(exp, cell, bases, out, cache, limits[cell[1]], make_model)
+                row = await _trial(exp, cell, bases, out, cache, limits, make_model)
                 spent += row.cost
                 store.add(row)
                 summary.ran += 1
@@ -136,12 +148,15 @@ async def _trial(
     bases: dict[str, str],
     out: Path,
     cache: bool,
-    limit: asyncio.Semaphore,
+    limits: dict[str, asyncio.Semaphore],
     make_model: ModelMaker,
 ) -> TrialRow:
     v, m, t, k = cell
     vspec, mspec, task = exp.variant(v), exp.model(m), exp.task(t)
-    cfg = Variant(vspec.name, vspec.templates, dict(vspec.config)).make_config()
+    overrides = dict(vspec.config)
+    if exp.remote and "remote" not in overrides:
+        overrides["remote"] = exp.remote
+    cfg = Variant(vspec.name, vspec.templates, overrides).make_config()
     if mspec.provider == "anthropic":  # results in the Messages API's own shape, as xmltools run sends them
         cfg = cfg.model_copy(update={"shape": "anthropic"})
     session = KeptSession(cfg.browser_settings())
@@ -149,11 +164,15 @@ async def _trial(
     model = CachedModel(
         make_model(mspec, cell),
         {"provider": mspec.provider, "model": mspec.api_name, "options": mspec.options},
-        str(k),
+        f"{v}/{t}/{k}",  # the cell: two tasks (or variants) whose messages read the same stay apart
         out / "cache" if cache else None,
-        limit,
+        limits[m],
         bases.get(task.id),
     )
+    judge = None
+    if exp.judge is not None and any(c.kind == "judge" for c in task.checks):
+        folder = out / "cache" if cache else None
+        judge = _judge_model(exp.judge, cell, folder, limits[_JUDGE], make_model, bases.get(task.id))
     start_url = task.url if task.url is not None else None
     if task.id in bases:
         start_url = f"{bases[task.id]}/{task.start.lstrip('/')}"
@@ -174,8 +193,10 @@ async def _trial(
     turns: list[Turn] = []
 
     def record(event: LoopEvent) -> None:
-        if event.turn is not None:
-            writer.turn(event.turn)
+        if event.kind in ("nudge", "budget") and event.note is not None:
+            writer.note(event.kind, event.note)
+        if event.kind == "turn" and event.turn is not None:
+            writer.turn(event.turn, event.usage)
             turns.append(event.turn)
             used = model.usage.total_tokens
             if exp.limits.tokens is not None and used >= exp.limits.tokens:
@@ -202,7 +223,11 @@ async def _trial(
         seconds = time.monotonic() - began
         answer = _answer(turns)
         claimed = stop == "completed"
-        checks = await run_checks(task.checks, CheckContext(session, answer, claimed))
+        where = session.where
+        ctx = CheckContext(
+            session, answer, claimed, instruction, judge.grade if judge else None, interp.renderer
+        )
+        checks = await run_checks(task.checks, ctx)
     finally:
         writer.end("completed" if stop == "completed" else "stopped", stop)
         writer.close()
@@ -223,15 +248,49 @@ async def _trial(
         completion_tokens=usage.completion_tokens,
         estimated=usage.estimated_calls > 0,
         cached=model.calls == 0 and model.hits > 0,
-        cost=round(mspec.cost(usage.prompt_tokens, usage.completion_tokens), 8),
+        cost=round(
+            mspec.cost(usage.prompt_tokens, usage.completion_tokens) + (judge.cost if judge else 0), 8
+        ),
         seconds=round(seconds, 3),
         answer=answer,
         checks=[{"check": spec.describe(), "problem": problem} for spec, problem in checks],
         first_error=_first_error(turns),
         transcript=str(path.relative_to(out)),
         finished=datetime.now(UTC).isoformat(timespec="seconds"),
+        browser=where,
         turn_rows=[_turn_row(n, turn) for n, turn in enumerate(turns, 1)],
     )
+
+
+_JUDGE = "\0judge"  # the judge's request limit, beside the models' (no model can take this name)
+
+
+@dataclass
+class _Judge:
+    """The judge model for one trial: a prompt in, its reply out, through the cache."""
+
+    spec: ModelSpec
+    model: CachedModel
+
+    async def grade(self, prompt: str) -> str:
+        return await self.model([{"role": "user", "content": prompt}])
+
+    @property
+    def cost(self) -> float:
+        return self.spec.cost(self.model.usage.prompt_tokens, self.model.usage.completion_tokens)
+
+
+def _judge_model(
+    spec: ModelSpec,
+    cell: Cell,
+    folder: Path | None,
+    limit: asyncio.Semaphore,
+    make_model: ModelMaker,
+    base_url: str | None,
+) -> _Judge:
+    identity = {"judge": True, "provider": spec.provider, "model": spec.api_name, "options": spec.options}
+    trial = "/".join(str(x) for x in (cell[0], cell[2], cell[3]))  # per cell, as the trial's own replies
+    return _Judge(spec, CachedModel(make_model(spec, cell), identity, trial, folder, limit, base_url))
 
 
 class _Budget(Exception):

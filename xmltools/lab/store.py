@@ -29,6 +29,7 @@ CREATE TABLE IF NOT EXISTS trials (
     turns INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
     estimated INTEGER NOT NULL, cached INTEGER NOT NULL, cost REAL NOT NULL, seconds REAL NOT NULL,
     answer TEXT, checks TEXT NOT NULL, first_error TEXT, transcript TEXT, finished TEXT NOT NULL,
+    browser TEXT,
     PRIMARY KEY (variant, model, task, idx)
 );
 CREATE TABLE IF NOT EXISTS turns (
@@ -37,6 +38,8 @@ CREATE TABLE IF NOT EXISTS turns (
     PRIMARY KEY (variant, model, task, idx, n)
 );
 """
+
+ADDED_COLUMNS = (("browser", "TEXT"),)  # columns newer than the first schema, in the order added
 
 
 @dataclass
@@ -68,6 +71,7 @@ class TrialRow:
     first_error: str | None
     transcript: str | None
     finished: str
+    browser: str | None = None  # where its browser ran: local, or a remote endpoint
     turn_rows: list[TurnRow] = field(default_factory=list)
 
     @property
@@ -87,6 +91,10 @@ class Store:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._db() as db:
             db.executescript(SCHEMA)
+            have = {str(r[1]) for r in db.execute("PRAGMA table_info(trials)")}
+            for column, kind in ADDED_COLUMNS:  # a database an earlier version wrote gains them
+                if column not in have:
+                    db.execute(f"ALTER TABLE trials ADD COLUMN {column} {kind}")
 
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
