@@ -514,3 +514,5 @@ def test_a_recorded_run_keeps_its_nudges_and_each_calls_tokens_for_the_report(
     html = report.read_text()
     assert html.count("told to the model after this step") == 3 and "3 nudges" in html
     assert f"~{used[0].prompt_tokens:,} tokens in" in html  # type: ignore[union-attr]
+    assert main(["replay", str(record), "--offline"]) == 0  # a replay passes the notes by
+    assert "no drift" in capsys.readouterr().out
