@@ -59,6 +59,7 @@ from .config import Config
 from .interpreter import Interpreter
 from .replaying import ReplayResult, replay
 from .report import write_report
+from .secrets import Secret
 from .serve import serve_directory
 from .transcript import ReplaySettings, load_transcript
 from .updating import update
@@ -188,7 +189,7 @@ class Replayer:
         *,
         serve: str | Path | None = None,
         base_url: str | None = None,
-        secrets: Mapping[str, str] | None = None,
+        secrets: Mapping[str, str | Secret] | None = None,
         mask: Sequence[Sequence[float] | Region] = (),
         mask_selectors: Sequence[str] = (),
         ignore_console: Sequence[str] = (),

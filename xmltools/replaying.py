@@ -244,7 +244,7 @@ def _failures(turn: Turn, recorded: Sequence[ToolResultRecord]) -> list[str]:
         if o.status not in FAILING or (k < len(recorded) and recorded[k].status == o.status):
             continue
         label = f"{o.tool} {o.action}" if o.action else o.tool
-        why = o.failure.message if o.failure else o.error.message if o.error else o.violation or o.text
+        why = o.failure.message if o.failure else o.error.message if o.error else o.text or o.violation
         first = (why or "").strip().splitlines()[0] if (why or "").strip() else ""
         out.append(f"{label}: {o.status.replace('_', ' ')}" + (f" ({first[:200]})" if first else ""))
     return out
@@ -280,7 +280,7 @@ async def replay(
     local: Config | None = None,
     overrides: Mapping[str, Any] | None = None,
     settings: ReplaySettings | None = None,
-    secrets: Mapping[str, str] | None = None,
+    secrets: Mapping[str, str | secrets_mod.Secret] | None = None,
     environ: Mapping[str, str] | None = None,
     allow_failures: bool = False,
     record: str | Path | None = None,
@@ -346,11 +346,13 @@ async def replay(
         # only the names the host gave when recording: a name the model made up was an error
         # then, and is left as written so that it is the same error now
         names = [n for n in names if n in t.header.secrets]
-    given = dict(secrets or {})
-    if offline:  # nothing is typed anywhere: a stand-in will do for a secret not given
+    given: dict[str, str | secrets_mod.Secret] = dict(secrets or {})
+    if offline:  # nothing is typed anywhere: a stand-in will do for a secret not given, and no site
+        # binds one (the page's address is a stand-in too); a one-time code is its name
         env = os.environ if environ is None else environ
         prefix = secrets_mod.ENV_PREFIX
-        given = {n: given.get(n, env.get(prefix + n, f"<{n}>")) for n in names} | given
+        fixed = secrets_mod.fixed_values(given)
+        given = {n: fixed.get(n, env.get(prefix + n, f"<{n}>")) for n in {*names, *given}}
     filled_secrets = secrets_mod.resolve(names, given, environ) | given
     differences: list[str] = []
     if config is None:
@@ -415,6 +417,7 @@ async def replay(
         drift=config.drift,
     )
     assertions = t.expectations()
+    told = t.notes() if keep_header else {}  # a rewrite keeps what the loop told the model, and when
     try:
         for index, (assistant, as_recorded) in enumerate(t.steps(), 1):
             recorded, answer = _answers(as_recorded)
@@ -471,9 +474,11 @@ async def replay(
                 if answered is not None:
                     writer.answer(turn, answered)
                 else:
-                    writer.turn(turn)
+                    writer.turn(turn, assistant.usage if keep_header else None)
                 for exp in assertions.get(index, ()):
                     writer.write_expectation(exp)
+                for note in told.get(index, ()):
+                    writer.note(note.kind, note.text)
             if on_step is not None:
                 on_step(step)
         if writer is not None and keep_header:  # the run's own ending, not the replay's

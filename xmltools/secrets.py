@@ -140,6 +140,19 @@ def as_secrets(given: Mapping[str, str | Secret]) -> dict[str, Secret]:
     return out
 
 
+def fixed_values(given: Mapping[str, str | Secret]) -> dict[str, str]:
+    """The values to hide in what is written: each plain string and each bound secret's value (a
+    one-time code has no fixed value; the interpreter hides each code once it is typed)."""
+    out = {}
+    for name, v in given.items():
+        if isinstance(v, Secret):
+            if v.seed is None:
+                out[name] = v.value
+        else:
+            out[name] = v
+    return out
+
+
 def placeholder(name: str) -> str:
     return "{secret:" + name + "}"
 
@@ -204,14 +217,14 @@ def hide(text: str, secrets: Mapping[str, str]) -> str:
 
 
 def resolve(
-    names: Iterable[str], given: Mapping[str, str], environ: Mapping[str, str] | None = None
-) -> dict[str, str]:
+    names: Iterable[str], given: Mapping[str, str | Secret], environ: Mapping[str, str] | None = None
+) -> dict[str, str | Secret]:
     """The value of each name: from ``given``, else the variable ``XMLTOOLS_SECRET_<NAME>``.
 
     A name found in neither is a :class:`~xmltools.errors.UsageError` that names them all.
     """
     env = os.environ if environ is None else environ
-    out: dict[str, str] = {}
+    out: dict[str, str | Secret] = {}
     missing: list[str] = []
     for name in dict.fromkeys(names):
         if name in given:

@@ -388,7 +388,7 @@ class TranscriptWriter:
         *,
         config: Config | None = None,
         append: bool = False,
-        secrets: Mapping[str, str] | Iterable[str] = (),
+        secrets: Mapping[str, str | secrets_mod.Secret] | Iterable[str] = (),
         base_url: str | None = None,
     ) -> None:
         self.path = Path(path)
@@ -396,7 +396,7 @@ class TranscriptWriter:
             raise UsageError(f"{self.path}: is a folder, not a transcript file")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.shots = self.path.parent / (self.path.stem + ".shots")
-        named = dict(secrets) if isinstance(secrets, Mapping) else {}
+        named = secrets_mod.fixed_values(secrets) if isinstance(secrets, Mapping) else {}
         plain = [] if isinstance(secrets, Mapping) else [s for s in secrets if s]
         secrets_mod.check_secret_names(named)
         self._hide = secrets_mod.Hider(named, plain)

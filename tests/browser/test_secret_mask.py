@@ -78,3 +78,44 @@ async def test_a_bound_secret_never_reaches_another_origin(tmp_path: Any) -> Non
                 assert turn.outcomes[0].status == ("ok" if allowed else "denied")
                 assert SECRET not in str(turn.messages)
                 await it.handle(ba("close"))
+
+
+async def test_a_replay_keeps_a_bound_secret_to_its_origin(tmp_path: Any) -> None:
+    """A run recorded on one origin, replayed at another address (``{base_url}``): with the secret
+    bound to the recording's origin the typing step is refused, before anything is typed, and the
+    replay fails there; bound to the replay's own origin, it passes, and no file holds the value."""
+    from helpers import SITE
+
+    from xmltools.replaying import replay
+    from xmltools.secrets import Secret
+    from xmltools.serve import serve_directory
+
+    record = tmp_path / "run.jsonl"
+    with serve_directory(SITE / "rematch") as first:
+        async with AsyncInterpreter(Config(), secrets={"PASSWORD": Secret(SECRET, origins=[first])}) as it:
+            it.record(record, base_url=first)
+            await it.handle(ba("launch", url=f"{first}/order.html"))
+            browser = it.browser_of()
+            assert browser is not None
+            box = await browser.on_page(lambda p: p.locator("#note").bounding_box())  # type: ignore[attr-defined]
+            await it.handle(ba("click", coordinate=f"{int(box['x'] + 20)},{int(box['y'] + 10)}"))
+            await it.handle(ba("type", text="{secret:PASSWORD}"))
+            await it.handle(ba("close"))
+    with serve_directory(SITE / "rematch") as second:
+        elsewhere = await replay(
+            record,
+            base_url=second,
+            secrets={"PASSWORD": Secret(SECRET, origins=[first])},
+            record=tmp_path / "a.jsonl",
+        )
+        here = await replay(
+            record,
+            base_url=second,
+            secrets={"PASSWORD": Secret(SECRET, origins=[second])},
+            record=tmp_path / "b.jsonl",
+        )
+    assert [s.index for s in elsewhere.steps if s.failures] == [3], elsewhere.summary()
+    assert "the secret PASSWORD is only for" in elsewhere.steps[2].failures[0]
+    assert not here.failures and not here.drifts, here.summary()
+    for path in tmp_path.glob("*.jsonl"):
+        assert SECRET not in path.read_text() and "{secret:PASSWORD}" in path.read_text()

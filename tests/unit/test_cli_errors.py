@@ -516,3 +516,9 @@ def test_a_recorded_run_keeps_its_nudges_and_each_calls_tokens_for_the_report(
     assert f"~{used[0].prompt_tokens:,} tokens in" in html  # type: ignore[union-attr]
     assert main(["replay", str(record), "--offline"]) == 0  # a replay passes the notes by
     assert "no drift" in capsys.readouterr().out
+    from xmltools.replaying import replay
+
+    again = tmp_path / "again.jsonl"  # a rewrite (update's) keeps them, and each call's usage
+    asyncio.run(replay(record, offline=True, record=again, keep_header=True))
+    kept = load_transcript(again)
+    assert kept.notes() == t.notes() and [a.usage for a in kept.assistant_messages] == used

@@ -168,6 +168,7 @@ ALLOWED: dict[str, set[str]] = {
         "interpreter",
         "replaying",
         "report",
+        "secrets",
         "serve",
         "transcript",
     },

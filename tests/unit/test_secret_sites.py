@@ -103,3 +103,30 @@ def test_origins_compare_scheme_host_and_port() -> None:
     assert s.origins == ("https://app.example.com", "http://127.0.0.1:8000")
     assert s.allows("https://app.example.com/login?next=/") and s.allows("http://127.0.0.1:8000/x")
     assert not s.allows("http://app.example.com/") and not s.allows("http://127.0.0.1:8001/")
+
+
+def test_an_offline_replay_types_nothing_so_no_site_refuses_a_bound_secret(tmp_path: object) -> None:
+    """A run recorded on its site with ``{base_url}``: offline, the address is a stand-in and nothing
+    is typed, so a secret bound to the real site is not refused there; the writer takes it too."""
+    from pathlib import Path
+
+    from xmltools.replaying import replay
+
+    folder, site = Path(str(tmp_path)), "http://127.0.0.1:5555"
+    bound = {"PW": Secret("hunter2", origins=[site])}
+
+    async def record() -> None:
+        async with AsyncInterpreter(Config(), browser=FakeBrowser(), secrets=bound) as it:  # type: ignore[arg-type]
+            it.record(folder / "run.jsonl", base_url=site)
+            for message in (ba("launch", url=f"{site}/form.html"), ba("type", text="{secret:PW}")):
+                assert (await it.handle(message)).outcomes[0].status == "ok"
+
+    asyncio.run(record())
+    assert "{base_url}/form.html" in (folder / "run.jsonl").read_text()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # bound secrets: no warning that any site may get them
+        result = asyncio.run(
+            replay(folder / "run.jsonl", offline=True, secrets=bound, record=folder / "again.jsonl")
+        )
+    assert not result.failures and not result.drifts, result.summary()
+    assert "hunter2" not in (folder / "again.jsonl").read_text()

@@ -224,11 +224,11 @@ class CallRunner:
             why = self.secrets.refusal(used, _destination(checked, browser))
             if why is not None:
                 log.warning("refused %s %s: %s", call.name, action, why)  # the host hears of it too
-                return (
-                    CallOutcome(call, "denied", call.name, action, violation="denied", session=named),
-                    [self.secrets.rendered(self.renderer.denied(call.name, action, why))],
-                    False,
+                told = self.secrets.rendered(self.renderer.denied(call.name, action, why))
+                refused = CallOutcome(
+                    call, "denied", call.name, action, violation="denied", session=named, text=told.text
                 )
+                return refused, [told], False
         prepare = getattr(browser, "prepare", None)  # a real browser session; stand-ins have none
         if prepare is not None:
             prepare(
