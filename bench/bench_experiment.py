@@ -7,8 +7,11 @@ default, a realistic model's) before each reply.  Measured in one run:
 - the serial run's wall time (one trial at a time, no cache);
 - the same matrix with ``--concurrency`` trials at once (8), as a share of the serial time;
 - a rerun of the parallel run from its cache (no model request), as a share of the serial time,
-  and the requests the servers saw during it (a killed run's resume is tested, not timed:
-  tests/browser/test_lab.py).
+  and the requests the servers saw during it;
+- a run interrupted once ``--interrupt-after`` trials (24) are in its database, then resumed:
+  the trials it kept, the trials the resume ran, and whether any kept trial was run again
+  (its row rewritten).  The interruption cancels the run in this process; a run killed
+  with SIGKILL mid-trial is tested in tests/browser/test_lab.py.
 
 Goals (the issue's): the parallel run at most 30% of the serial time; the cached rerun
 under 50% with no request.
@@ -31,12 +34,19 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
 from openai_server import ScriptedServer
 
 from xmltools.lab import Experiment, run_experiment
+from xmltools.lab.matrix import comparisons
 from xmltools.lab.plan import CheckSpec, Limits, ModelSpec, TaskSpec, VariantSpec
+from xmltools.lab.report import write_experiment_report
 from xmltools.lab.store import Store
 from xmltools.models import OpenAIModel
 
 SITE = Path(__file__).parent.parent / "fixtures" / "site"
-GOALS = (("parallel_share_of_serial", 0.30), ("cached_share_of_serial", 0.50), ("cached_requests", 0))
+GOALS = (
+    ("parallel_share_of_serial", 0.30),
+    ("cached_share_of_serial", 0.50),
+    ("cached_requests", 0),
+    ("resume_repeated", 0),
+)
 
 
 def call(action: str, **params: str) -> str:
@@ -98,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trials", type=int, default=8)
     ap.add_argument("--latency", type=float, default=1.0)
     ap.add_argument("--concurrency", type=int, default=8)
+    ap.add_argument("--interrupt-after", type=int, default=24, help="trials done before the interruption")
     args = ap.parse_args(argv)
     servers = [ScriptedServer(script), ScriptedServer(script)]
     figures: dict[str, Any] = {}
@@ -124,6 +135,10 @@ def main(argv: list[str] | None = None) -> int:
         figures["parallel_share_of_serial"] = round(figures["parallel_s"] / figures["serial_s"], 2)
         figures["cached_share_of_serial"] = round(figures["cached_s"] / figures["serial_s"], 2)
         figures["serial_passed"] = sum(r.passed for r in serial.rows)
+        said = [c.sentence() for c in comparisons(serial.rows)]
+        figures["comparison"] = " | ".join(said)
+        shown = write_experiment_report(folder / "serial", serial.rows).read_text()
+        figures["report_shows_comparison"] = bool(said) and all(x in shown for x in said)
         verdicts = {r.key: (r.passed, r.stop_reason, r.turns) for r in serial.rows}
         differing = [r.key for r in cached.rows if verdicts.get(r.key) != (r.passed, r.stop_reason, r.turns)]
         figures["cached_same_verdicts"] = not differing
@@ -132,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
             now = (row.passed, row.stop_reason, row.turns)
             print(f"  differs: {key}: serial {verdicts.get(key)}, cached {now}")
         figures["rows_in_database"] = len(Store(folder / "par" / "results.sqlite").trials())
+        figures.update(
+            _interrupted_then_resumed(exp, folder / "resume", args.concurrency, args.interrupt_after)
+        )
     print("experiment benchmark")
     for k, v in figures.items():
         print(f"  {k:32} {v}")
@@ -140,6 +158,39 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))
     return 0
+
+
+def _interrupted_then_resumed(exp: Experiment, out: Path, concurrency: int, after: int) -> dict[str, Any]:
+    """Run until ``after`` trials are recorded, cancel the run there, then run it again to the end."""
+
+    async def until_interrupted() -> None:
+        enough = asyncio.Event()
+
+        def count(_row: Any, done: int, _total: int) -> None:
+            if done >= after:
+                enough.set()
+
+        run = asyncio.ensure_future(
+            run_experiment(exp, out, concurrency=concurrency, cache=False, make_model=maker, on_trial=count)
+        )
+        waiting = asyncio.ensure_future(enough.wait())
+        await asyncio.wait([run, waiting], return_when=asyncio.FIRST_COMPLETED)
+        run.cancel()
+        waiting.cancel()
+        await asyncio.gather(run, waiting, return_exceptions=True)
+
+    asyncio.run(until_interrupted())
+    kept = {r.key: r.finished for r in Store(out / "results.sqlite").trials()}
+    t = time.monotonic()
+    resumed = asyncio.run(run_experiment(exp, out, concurrency=concurrency, cache=False, make_model=maker))
+    rows = {r.key: r.finished for r in resumed.rows}
+    return {
+        "interrupted_kept": len(kept),
+        "resume_ran": resumed.ran,
+        "resume_s": round(time.monotonic() - t, 1),
+        "resume_rows": len(rows),
+        "resume_repeated": sum(1 for k, when in kept.items() if rows.get(k) != when),
+    }
 
 
 def _slow(servers: list[ScriptedServer], latency: float) -> None:

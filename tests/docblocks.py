@@ -19,10 +19,12 @@ docs/examples (``flows/``, the scenarios the pages show, and ``experiment.toml``
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
 
+import pytest
 from pytest_examples import CodeExample, find_examples
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,4 +53,13 @@ def project(folder: Path) -> Path:
     """Lay out ``folder`` as the blocks expect to find a checkout: fixtures/ and docs/examples' files."""
     (folder / "fixtures").symlink_to(ROOT / "fixtures", target_is_directory=True)
     shutil.copytree(DOCS / "examples", folder, dirs_exist_ok=True)
+    return folder
+
+
+def enter_project(folder: Path, monkeypatch: pytest.MonkeyPatch, keep: tuple[str, ...] = ()) -> Path:
+    """Run a block in ``folder`` laid out as a checkout, with no XMLTOOLS_ variable of this shell but
+    those in ``keep`` (a block reads the settings a user would have)."""
+    for name in [k for k in os.environ if k.startswith("XMLTOOLS_") and k not in keep]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(project(folder))
     return folder

@@ -537,8 +537,10 @@ async def run_trials(
             writer.message("user", task)
 
             def record(event: LoopEvent, w: TranscriptWriter = writer) -> None:
-                if event.turn is not None:
-                    w.turn(event.turn)
+                if event.kind == "turn" and event.turn is not None:
+                    w.turn(event.turn, event.usage)
+                elif event.kind in ("nudge", "budget") and event.note is not None:
+                    w.note(event.kind, event.note)
 
             start = time.monotonic()
             try:

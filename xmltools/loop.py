@@ -45,7 +45,7 @@ from .errors import ModelError, UsageError
 from .guards import Budget, Nudge, Watchdog
 from .history import TurnMark, compact
 from .interpreter import AsyncInterpreter, Interpreter, default_registry
-from .models import ADAPTERS, AnyModel, Usage, model_chunks
+from .models import AnyModel, Usage, model_chunks
 from .tools import COMPLETION_TOOL, Tool, ToolRegistry, result_tool
 from .turn import Turn, turn_summary
 
@@ -96,7 +96,8 @@ class LoopResult:
 @dataclass(frozen=True)
 class TurnUsage:
     """What one model call took: its tokens (``estimated`` when the model did not say), their cost
-    at the loop's ``prices``, and the characters of the conversation sent to it."""
+    at the loop's ``prices``, and the characters of text in the conversation sent to it (images
+    count in the tokens, not here)."""
 
     prompt_tokens: int
     completion_tokens: int
@@ -233,8 +234,9 @@ async def arun_loop(
     interp = interpreter or AsyncInterpreter(config, registry=loop_registry(config, completion_tool))
     history = [dict(m) for m in messages]
     out = LoopResult("max_turns", history)
-    if isinstance(model, ADAPTERS):
-        out.usage = model.usage
+    counts = isinstance(getattr(model, "usage", None), Usage)  # the model keeps its own token counts
+    if counts:
+        out.usage = model.usage  # type: ignore[union-attr]
 
     async def emit(ev: LoopEvent) -> None:
         if on_event is not None:
@@ -278,7 +280,7 @@ async def arun_loop(
                 raise
             finally:
                 await chunks.aclose()
-            if not isinstance(model, ADAPTERS):
+            if not counts:
                 out.usage.calls += 1
             log.debug(
                 "model call %d: replied in %.0f ms%s",
@@ -287,7 +289,7 @@ async def arun_loop(
                 " (stream cut after the first complete call)" if stopped else "",
             )
             turn = await stream.finish(stopped=stopped)
-            if not isinstance(model, ADAPTERS):  # a callable says nothing of tokens: estimated
+            if not counts:  # a callable says nothing of tokens: estimated
                 out.usage.estimate(sent, str(turn.assistant.get("content", "")))
             used = _turn_usage(out.usage, before, budget, sent)
             out.turn_usage.append(used)
@@ -340,7 +342,7 @@ async def arun_loop(
                 log.warning("budget: %s", "; ".join(left))
                 warning = interp.renderer.budget(left).text
                 _add_note(history, interp, warning)
-                await emit(LoopEvent("budget", index, turn, note=warning))
+                await emit(LoopEvent("budget", index, note=warning))
             nudge = dog.step(turn)
             if nudge is not None:
                 log.warning("nudged (%s): %s", nudge.kind, nudge.what)
@@ -357,7 +359,7 @@ async def arun_loop(
             "loop stopped: %s after %d turns%s",
             out.stop_reason,
             len(out.turns),
-            f"; {out.usage.describe()}" if isinstance(model, ADAPTERS) else "",
+            f"; {out.usage.describe()}" if counts else "",
         )
         await emit(LoopEvent("stop", len(out.turns), stop_reason=out.stop_reason))
         return out
@@ -374,9 +376,21 @@ def _turn_usage(
     delta = Usage(
         prompt_tokens=usage.prompt_tokens - before[0], completion_tokens=usage.completion_tokens - before[1]
     )
-    chars = sum(len(json.dumps(m.get("content"), ensure_ascii=False)) for m in sent)
+    chars = sum(_text_chars(m.get("content")) for m in sent)
     estimated = usage.estimated_calls > before[2]
     return TurnUsage(delta.prompt_tokens, delta.completion_tokens, budget.cost(delta), chars, estimated)
+
+
+def _text_chars(content: Any) -> int:
+    """The characters of text in a message's content (images not counted: their tokens are)."""
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, list):
+        return sum(_text_chars(part) for part in content)
+    if isinstance(content, dict):
+        text = content.get("text")
+        return (len(text) if isinstance(text, str) else 0) + _text_chars(content.get("content"))
+    return 0
 
 
 def _log_turn(index: int, turn: Turn, used: TurnUsage, priced: bool) -> None:

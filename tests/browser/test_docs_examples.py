@@ -7,22 +7,18 @@ of its own, with the plugin as a user has it.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from docblocks import examples, project
+from docblocks import enter_project, examples
 from pytest_examples import CodeExample, EvalExample
 
 
 @pytest.fixture
 def in_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in [k for k in os.environ if k.startswith("XMLTOOLS_") and k != "XMLTOOLS_EXECUTABLE"]:
-        monkeypatch.delenv(name)
-    monkeypatch.chdir(project(tmp_path))
-    return tmp_path
+    return enter_project(tmp_path, monkeypatch, ("XMLTOOLS_EXECUTABLE",))
 
 
 @pytest.mark.parametrize("example", examples("browser"), ids=str)

@@ -56,6 +56,20 @@ def test_backends_from_settings() -> None:
         Backend.from_settings(remote="ftp://nowhere")
 
 
+@pytest.mark.parametrize(
+    ("endpoint", "where"),
+    [
+        (None, "local"),
+        ("ws://127.0.0.1:3000/", "ws://127.0.0.1:3000/"),
+        ("wss://user:secret@grid.example.com/playwright?token=abc#x", "wss://grid.example.com/playwright"),
+        ("http://[::1]:9222", "http://[::1]:9222"),
+    ],
+)
+def test_where_a_backend_runs_leaves_out_credentials(endpoint: str | None, where: str) -> None:
+    """What results and trial lines name as the browser's place: never a user, password or token."""
+    assert Backend("server" if endpoint else "local", endpoint=endpoint).where == where
+
+
 async def test_sessions_share_one_browser_and_stay_isolated(site: str) -> None:
     pool = BrowserPool()
     try:

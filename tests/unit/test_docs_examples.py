@@ -6,20 +6,16 @@ start a Chromium or run pytest are in tests/browser/test_docs_examples.py.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-from docblocks import MODES, PAGES, ROOT, examples, mode, project, python_fences
+from docblocks import MODES, PAGES, ROOT, enter_project, examples, mode, python_fences
 from pytest_examples import CodeExample, EvalExample
 
 
 @pytest.fixture
 def in_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in [k for k in os.environ if k.startswith("XMLTOOLS_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.chdir(project(tmp_path))
-    return tmp_path
+    return enter_project(tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("example", examples("run"), ids=str)

@@ -153,11 +153,76 @@ def test_a_dry_run_counts_and_prices_with_no_model(
         ("FAIL\n\nThe page greets Bob.\nmore", "the judge failed it: The page greets Bob."),
         ("Fail: wrong page", "the judge failed it: wrong page"),
         ("FAIL", "the judge failed it"),
-        ("I think it passes", "the judge's reply is not a grade: 'I think it passes'"),
-        ("PASSABLE", "the judge's reply is not a grade: 'PASSABLE'"),
+        ("Verdict: PASS", None),
+        ("**Grade:** FAIL\nThe page greets Bob.", "the judge failed it: The page greets Bob."),
+        ("<think>PASS? no.</think>\nFAIL - wrong page", "the judge failed it: wrong page"),
+        ("PASS.", None),
+        ("I think it passes", "judge error: its reply is not a grade: 'I think it passes'"),
+        ("PASSABLE", "judge error: its reply is not a grade: 'PASSABLE'"),
+        ("PASS or FAIL: FAIL", "judge error: its reply is not a grade: 'PASS or FAIL: FAIL'"),
+        ("PASS/FAIL: FAIL", "judge error: its reply is not a grade: 'PASS/FAIL: FAIL'"),
+        ("PASS FAIL", "judge error: its reply is not a grade: 'PASS FAIL'"),
+        ("", "judge error: its reply is not a grade: ''"),
     ],
 )
 def test_a_judges_first_word_is_the_verdict(reply: str, problem: str | None) -> None:
     from xmltools.lab.checks import judge_verdict
 
     assert judge_verdict(reply) == problem
+
+
+def test_a_database_an_earlier_version_wrote_resumes(tmp_path: Path) -> None:
+    """The fingerprint of an experiment without the newer fields is the one earlier versions wrote,
+    and their trials table gains the newer columns when opened: the run resumes, rows and all."""
+    import sqlite3
+
+    from xmltools.lab.store import SCHEMA
+
+    exp = load_experiment(write(tmp_path, GOOD))
+    assert exp.fingerprint() == "7c5e16c0bab4b05d"  # what this file hashed to before judges and remotes
+    db = tmp_path / "results.sqlite"
+    old = SCHEMA.replace("    browser TEXT,\n", "")
+    assert old != SCHEMA
+    with sqlite3.connect(db) as c:
+        c.executescript(old)
+        c.execute("INSERT INTO meta VALUES ('fingerprint', ?)", (exp.fingerprint(),))
+        kept = row("A", 1, True)
+        data = {k: v for k, v in kept.__dict__.items() if k not in ("turn_rows", "browser")}
+        data["checks"] = json.dumps(data["checks"])
+        c.execute(
+            f"INSERT INTO trials ({', '.join(data)}) VALUES ({', '.join('?' * len(data))})",
+            tuple(data.values()),
+        )
+    store = Store(db)
+    store.start(exp.fingerprint())  # the same experiment: no --fresh needed
+    assert store.done() == {("A", "m", "t", 1)} and store.trials()[0].browser is None
+    store.add(row("B", 1, False))
+    assert [r.browser for r in Store(db).trials()] == [None, None]
+
+
+def test_a_judge_is_told_when_the_last_page_cannot_be_read() -> None:
+    """A page with no text to read (an image, a PDF viewer, a crashed tab) is said to the judge; the
+    check does not raise, which would stop every other trial of the run."""
+    from xmltools.lab.checks import CHECKS, CheckContext
+    from xmltools.lab.plan import CheckSpec
+
+    class Unreadable:
+        has_page = True
+        current_url = "http://127.0.0.1:9/scan.pdf"
+
+        async def on_page(self, fn: Any) -> Any:
+            raise RuntimeError("page.inner_text: Timeout 5000ms exceeded.\n=== logs ===")
+
+    asked: list[str] = []
+
+    async def judge(prompt: str) -> str:
+        asked.append(prompt)
+        return "FAIL\nNothing on the page can be read."
+
+    ctx = CheckContext(Unreadable(), "done", True, "Open the scan.", judge)  # type: ignore[arg-type]
+    problem = asyncio.run(CHECKS["judge"](CheckSpec(kind="judge", value="The scan is open."), ctx))
+    assert problem == "the judge failed it: Nothing on the page can be read."
+    assert (
+        "(http://127.0.0.1:9/scan.pdf):\n(the page's text could not be read: page.inner_text: Timeout"
+        in asked[0]
+    )

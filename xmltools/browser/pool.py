@@ -52,6 +52,7 @@ import json
 import re
 import threading
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
@@ -110,8 +111,14 @@ class Backend:
 
     @property
     def where(self) -> str:
-        """Where its browsers run, in a word: ``local``, or the endpoint."""
-        return self.endpoint or self.kind
+        """Where its browsers run, in a word: ``local``, or the endpoint without what may be a
+        credential (a user and password, a query's token)."""
+        if not self.endpoint:
+            return self.kind
+        u = urllib.parse.urlsplit(self.endpoint)
+        host = u.hostname or ""
+        netloc = f"[{host}]" if ":" in host else host
+        return urllib.parse.urlunsplit((u.scheme, netloc + (f":{u.port}" if u.port else ""), u.path, "", ""))
 
     @classmethod
     def from_settings(

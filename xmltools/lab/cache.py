@@ -1,10 +1,11 @@
 """Model replies cached on disk, so that a rerun reproduces every trial with no call and at no cost.
 
 The key is the model (its provider, name and options), the messages sent and
-the trial (its variant, task and index): the same trial of the same prompt
-gets the same reply, while the trials of one cell stay independent draws, and
-two tasks whose messages read the same (the same instruction and start page on
-two served folders, whose addresses the key leaves out) never share a reply.
+the trial (its cell: variant, model, task and index): the same trial of the
+same prompt gets the same reply, while the trials of one cell stay independent
+draws, and two cells whose messages read the same (the same instruction and
+start page on two served folders, whose addresses the key leaves out; one API
+model name on two servers) never share a reply.
 Two things are left out
 of the messages' key, because they change from run to run while the page does
 not: the address a served folder got this time (written ``{base_url}``), and

@@ -155,7 +155,7 @@ async def _js(spec: CheckSpec, ctx: CheckContext) -> str | None:
     try:
         got = await session.on_page(run)
     except Exception as e:  # a predicate that throws does not hold; the message says why
-        return f"the predicate threw: {str(e).strip().splitlines()[0][:200] if str(e).strip() else e!r}"
+        return f"the predicate threw: {_first_line(e)}"
     return None if got is True else f"the predicate gave {json.dumps(got)[:200]}"
 
 
@@ -180,7 +180,11 @@ async def _judge(spec: CheckSpec, ctx: CheckContext) -> str | None:
     url, page = None, ""
     session = _page_of(ctx)
     if session is not None:
-        url, page = await session.on_page(_url_and_text)
+        try:
+            url, page = await session.on_page(_url_and_text)
+        except Exception as e:  # no <body> (an image, a PDF), a tab that crashed: the judge is told
+            url = session.current_url
+            page = f"(the page's text could not be read: {_first_line(e)})"
     if len(page) > JUDGE_PAGE_CHARS:
         page = page[:JUDGE_PAGE_CHARS] + f"\n[... {len(page) - JUDGE_PAGE_CHARS} more characters]"
     prompt = (ctx.renderer or Renderer()).judge_prompt(
@@ -193,15 +197,33 @@ async def _url_and_text(page: Any) -> tuple[str, str]:
     return str(page.url), str(await page.inner_text("body", timeout=CHECK_SECONDS * 1000))
 
 
+_THINKING = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE | re.DOTALL)
+_GRADE = re.compile(
+    r"(?:(?:verdict|grade|result)\s*[:=-]\s*)?(PASS|FAIL)(?:\s*[:.,;\-\u2013\u2014]\s*(.*))?", re.IGNORECASE
+)
+
+
 def judge_verdict(reply: str) -> str | None:
-    """None for a reply whose first word is PASS; otherwise what the judge said, in one line."""
-    m = re.match(r"[\W_]*(PASS|FAIL)\b[\W_]*(.*)", reply.strip(), re.IGNORECASE | re.DOTALL)
+    """None when the reply's first line is PASS; else what the judge said, in one line.
+
+    The first line, markup and a thinking block aside, must be the grade alone
+    (``PASS``, ``Verdict: FAIL``, ``**FAIL** - no greeting``): a reply that
+    echoes "PASS or FAIL" is no grade, and is reported as the judge's error.
+    """
+    lines = [ln for ln in _THINKING.sub("", reply).splitlines() if ln.strip()]
+    first = re.sub(r"[*_`#>]", "", lines[0]).strip() if lines else ""
+    m = _GRADE.fullmatch(first)
     if m is None:
-        return f"the judge's reply is not a grade: {reply.strip()[:160]!r}"
+        return f"judge error: its reply is not a grade: {reply.strip()[:160]!r}"
     if m.group(1).upper() == "PASS":
         return None
-    why = next((line.strip() for line in m.group(2).splitlines() if line.strip()), "")
+    why = (m.group(2) or "").strip() or (lines[1].strip() if len(lines) > 1 else "")
     return "the judge failed it" + (f": {why[:200]}" if why else "")
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0][:160] if text else type(e).__name__
 
 
 async def run_checks(checks: tuple[CheckSpec, ...], ctx: CheckContext) -> list[tuple[CheckSpec, str | None]]:

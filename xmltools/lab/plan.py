@@ -131,9 +131,11 @@ class ModelSpec(_Spec):
 
 
 class JudgeSpec(ModelSpec):
-    """The model a ``judge`` check asks: a model like the others, whose name may go unsaid."""
+    """The model a ``judge`` check asks: a model like the others, whose name may go unsaid (its
+    API name may not: a judge is not a trial's model, and nothing else names it)."""
 
     name: str = "judge"
+    model: str = Field(min_length=1)
 
 
 class Limits(_Spec):
@@ -191,6 +193,8 @@ class Experiment(_Spec):
         data = self.model_dump(
             mode="json", by_alias=True, exclude={"trials", "concurrency", "limits", "remote"}
         )
+        if data.get("judge") is None:  # an experiment without a judge hashes as it did before judges
+            data.pop("judge", None)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
     def variant(self, name: str) -> VariantSpec:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import shutil
 import time
 from collections.abc import Callable
@@ -164,7 +165,7 @@ async def _trial(
     model = CachedModel(
         make_model(mspec, cell),
         {"provider": mspec.provider, "model": mspec.api_name, "options": mspec.options},
-        f"{v}/{t}/{k}",  # the cell: two tasks (or variants) whose messages read the same stay apart
+        json.dumps(cell),  # the cell: two tasks, variants or models whose messages read the same stay apart
         out / "cache" if cache else None,
         limits[m],
         bases.get(task.id),
@@ -213,6 +214,7 @@ async def _trial(
                 interpreter=interp,
                 max_turns=exp.limits.turns,
                 on_event=record,
+                prices=(mspec.price_in, mspec.price_out),
             )
         stop = res.stop_reason
     except _Budget as e:
@@ -289,7 +291,7 @@ def _judge_model(
     base_url: str | None,
 ) -> _Judge:
     identity = {"judge": True, "provider": spec.provider, "model": spec.api_name, "options": spec.options}
-    trial = "/".join(str(x) for x in (cell[0], cell[2], cell[3]))  # per cell, as the trial's own replies
+    trial = json.dumps(cell)  # per cell, as the trial's own replies
     return _Judge(spec, CachedModel(make_model(spec, cell), identity, trial, folder, limit, base_url))
 
 

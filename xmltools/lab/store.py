@@ -94,7 +94,11 @@ class Store:
             have = {str(r[1]) for r in db.execute("PRAGMA table_info(trials)")}
             for column, kind in ADDED_COLUMNS:  # a database an earlier version wrote gains them
                 if column not in have:
-                    db.execute(f"ALTER TABLE trials ADD COLUMN {column} {kind}")
+                    try:
+                        db.execute(f"ALTER TABLE trials ADD COLUMN {column} {kind}")
+                    except sqlite3.OperationalError as e:  # another process added it first
+                        if "duplicate column" not in str(e):
+                            raise
 
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
