@@ -303,6 +303,20 @@ def test_a_judge_grades_the_answer_and_the_last_page_against_a_rubric(
     judge_cost = sum((i * 3.0 + o * 15.0) / 1e6 for i, o in judge.usages)
     assert abs(sum(r.cost for r in first.rows) - (model_cost + judge_cost)) < 1e-6
     assert outcomes(again.rows) == outcomes(first.rows)
+    from xmltools.transcript import load_transcript
+
+    for r in first.rows:  # each trial's transcript holds the tokens its row counts, as the server said
+        said = [a.usage for a in load_transcript(tmp_path / "out" / str(r.transcript)).assistant_messages]
+        assert sum(u.prompt_tokens for u in said if u) == r.prompt_tokens and not any(
+            u and u.estimated for u in said
+        )
+        assert (
+            abs(
+                sum(u.cost for u in said if u)
+                - (r.prompt_tokens * PRICE_IN + r.completion_tokens * PRICE_OUT) / 1e6
+            )
+            < 1e-9
+        )
 
 
 def _with_judge(base: str) -> Any:
