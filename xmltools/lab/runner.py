@@ -9,7 +9,7 @@ a killed run resumes where it stopped and no trial runs twice.
 
 - ``concurrency`` trials run at once (by default what the pool allows), and
   each model takes at most its ``max_requests`` requests at once.  Each
-  trial's replies depend only on its own messages and index, so a parallel
+  trial's replies depend only on its own messages and its cell, so a parallel
   run gives the same results as a serial one.
 - Model replies are cached (:mod:`xmltools.lab.cache`): a rerun makes no call.
 - ``limits.cost`` stops new trials once the run's cost reaches it, and says so.
