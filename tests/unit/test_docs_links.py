@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from docblocks import PAGES, ROOT
+from docblocks import PAGES, ROOT, project
 from markdown.extensions.toc import slugify
 
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
@@ -63,3 +63,31 @@ def test_a_broken_anchor_is_seen(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text("# Title\n\n## Every `setting`\n\n## Every setting\n")
     assert anchors(page) == {"title", "every-setting", "every-setting_1"}
+
+
+TOML_BLOCK = re.compile(r"^ *```toml\n(.*?)^ *```", re.M | re.S)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_toml_block_parses_and_a_whole_experiment_loads(page: Path, tmp_path: Path) -> None:
+    """A TOML example is valid TOML; one that is a whole experiment file (it has variants, models and
+    tasks) is also a valid experiment, read as ``xmltools experiment run`` reads it."""
+    import tomllib
+
+    from xmltools.lab.plan import load_experiment
+
+    for block in TOML_BLOCK.findall(page.read_text(encoding="utf-8")):
+        included = re.fullmatch(r'\s*--8<-- "([^"]+)"\s*', block)  # a file of the project, shown whole
+        path = ROOT / included.group(1) if included else tmp_path / "experiment.toml"
+        if included and included.group(1).startswith("docs/examples/"):  # read where the docs run it
+            (tmp_path / "checkout").mkdir(exist_ok=True)
+            path = project(tmp_path / "checkout") / included.group(1).removeprefix("docs/examples/")
+        if not included:
+            path.write_text(block)
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        if {"variants", "models", "tasks"} <= set(data):
+            for section, key in (("variants", "templates"), ("tasks", "serve")):
+                for item in data[section] if not included else ():
+                    if isinstance(item.get(key), str):
+                        (tmp_path / item[key]).mkdir(parents=True, exist_ok=True)  # the folders it names
+            load_experiment(path)
