@@ -227,7 +227,12 @@ async def _trial(
         claimed = stop == "completed"
         where = session.where
         ctx = CheckContext(
-            session, answer, claimed, instruction, judge.grade if judge else None, interp.renderer
+            session=session,
+            answer=answer,
+            claimed=claimed,
+            instruction=instruction,
+            judge=judge.grade if judge else None,
+            renderer=interp.renderer,
         )
         checks = await run_checks(task.checks, ctx)
     finally:
