@@ -244,7 +244,10 @@ def _failures(turn: Turn, recorded: Sequence[ToolResultRecord]) -> list[str]:
         if o.status not in FAILING or (k < len(recorded) and recorded[k].status == o.status):
             continue
         label = f"{o.tool} {o.action}" if o.action else o.tool
-        why = o.failure.message if o.failure else o.error.message if o.error else o.text or o.violation
+        said = o.text if o.status == "denied" else ""  # a refusal's reason; a violation's code says it
+        why = (
+            o.failure.message if o.failure else o.error.message if o.error else said or o.violation or o.text
+        )
         first = (why or "").strip().splitlines()[0] if (why or "").strip() else ""
         out.append(f"{label}: {o.status.replace('_', ' ')}" + (f" ({first[:200]})" if first else ""))
     return out
