@@ -28,7 +28,7 @@ import shutil
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -95,6 +95,9 @@ MACHINE_SETTINGS = (
 _PLACEHOLDER = re.compile(r"\{(base_url|secret:[A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+R = TypeVar("R", NoteRecord, ExpectRecord)
+
+
 @dataclass
 class Transcript:
     """A transcript as read from its file: the header, then every record in order."""
@@ -147,24 +150,21 @@ class Transcript:
 
     def notes(self) -> dict[int, list[NoteRecord]]:
         """What the loop told the model after each step (1-based): nudges and budget warnings."""
-        out: dict[int, list[NoteRecord]] = {}
-        step = 0
-        for r in self.records:
-            if isinstance(r, AssistantRecord):
-                step += 1
-            elif isinstance(r, NoteRecord):
-                out.setdefault(step, []).append(r)
-        return out
+        return self._after_steps(NoteRecord)
 
     def expectations(self) -> dict[int, list[Expectation]]:
         """The assertions recorded after each step (1-based; 0: before the first message)."""
-        out: dict[int, list[Expectation]] = {}
+        return {k: [r.expectation for r in rs] for k, rs in self._after_steps(ExpectRecord).items()}
+
+    def _after_steps(self, kind: type[R]) -> dict[int, list[R]]:
+        """The records of ``kind`` by the step they follow (1-based; 0: before the first message)."""
+        out: dict[int, list[R]] = {}
         step = 0
         for r in self.records:
             if isinstance(r, AssistantRecord):
                 step += 1
-            elif isinstance(r, ExpectRecord):
-                out.setdefault(step, []).append(r.expectation)
+            elif isinstance(r, kind):
+                out.setdefault(step, []).append(r)
         return out
 
     def screenshot(self, rec: ObservationRecord) -> Screenshot | None:
