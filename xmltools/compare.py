@@ -15,7 +15,7 @@ Only the cropping is done here: the comparison runs on the bounding box of the
 changed pixels (plus a margin that anti-aliasing detection needs), which gives
 the same count as the whole image and keeps an unchanged screenshot cheap.  The
 diff image is drawn only when asked for.
-numpy and Pillow come with the ``replay`` extra (``pip install 'xmltools[replay]'``).
+numpy and Pillow are dependencies of xmltools; they are imported only when a comparison runs.
 """
 
 from __future__ import annotations
@@ -107,13 +107,15 @@ class Comparison:
 
 
 def comparison_library() -> None:
-    """A host error, said before anything starts, when Pillow or numpy is missing."""
+    """A host error, said before anything starts, when Pillow or numpy is missing (a broken install:
+    both are dependencies)."""
     try:
         import numpy  # noqa: F401
         import PIL  # noqa: F401
     except ImportError as e:
         raise UsageError(
-            "comparing screenshots needs Pillow and numpy: pip install 'xmltools[replay]'"
+            f"comparing screenshots needs Pillow and numpy, which xmltools depends on ({e}): "
+            "reinstall it (pip install --force-reinstall xmltools)"
         ) from e
 
 

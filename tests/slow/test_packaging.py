@@ -1,118 +1,175 @@
-"""The wheel ships prompts/: build it, install it in a fresh virtual environment, render from there."""
+"""What a user installs: the wheel and the sdist, built from the working tree, then the wheel installed
+into a fresh virtual environment and run from a folder outside the tree.
+
+The fresh environment borrows nothing from the development one: it gets the wheel and its
+dependencies from the package index (with pytest, to load the plugin), and every command runs with
+the tree out of sight (another working folder, no ``PYTHONPATH``).
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
-import sysconfig
+import tarfile
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).parents[2]
+SKIP = ("__pycache__", ".pyc", ".pyo")
 
-CHECK = r"""
-import json, sys
-from pathlib import Path
-import xmltools
-from xmltools.render import PROMPTS_DIR, Renderer
-from tests_golden_cases import render_all
-templates = sorted(str(p.relative_to(PROMPTS_DIR)) for p in PROMPTS_DIR.rglob("*.j2"))
-print(json.dumps({"module": xmltools.__file__, "prompts": str(PROMPTS_DIR), "templates": templates,
-                  "rendered": render_all()}))
-"""
-
-RENDER_ALL = r"""
-from xmltools.render import Renderer
-from xmltools.results import Observation, Viewport, Failure
-from xmltools.tools import CallError, ToolRegistry
-from xmltools.protocol import Violation
+pytestmark = pytest.mark.slow
 
 
-def render_all():
-    r = Renderer()
-    obs = Observation(url="http://a/", title="t", viewport=Viewport(width=900, height=600))
-    out = [
-        r.system_prompt(ToolRegistry()),
-        r.browser_result("click", obs).text,
-        r.close_result().text,
-        r.tool_result("t", "ok").text,
-        r.call_error(CallError("invalid_param", "bad", "browser_action")).text,
-        r.violation(Violation("launch_first"), "browser_action", "click").text,
-        r.browser_failure("click", Failure(kind="timeout", message="slow")).text,
-        r.tool_failure("t", "boom").text,
-        r.not_run([("browser_action", "close")], "browser_action").text,
-        r.mistake_limit(3, 3).text,
-        r.no_tool().text,
-        r.auto_closed("t").text,
-        r.image_dropped(),
-    ]
-    return len([s for s in out if s.strip()])
-"""
+def _files(folder: Path) -> set[str]:
+    """Every file below ``folder``, relative to it, bytecode aside."""
+    return {
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if p.is_file() and not any(s in p.as_posix() for s in SKIP)
+    }
 
 
-@pytest.mark.slow
-def test_wheel_ships_the_templates(tmp_path: Path) -> None:
-    dist = tmp_path / "dist"
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sdist, then the wheel built from that sdist (as ``python -m build`` does by default)."""
+    out = tmp_path_factory.mktemp("dist")
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(dist),
-            str(ROOT),
-        ],
+        [sys.executable, "-m", "build", "--no-isolation", "-q", "--outdir", str(out), str(ROOT)],
         check=True,
-    )
-    [wheel] = list(dist.glob("xmltools-*.whl"))
-    env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=False)
-    py = env_dir / "bin" / "python"
-    site = subprocess.run(
-        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    # unpack the wheel into the fresh environment (a wheel is a zip of the installed tree)
-    import zipfile
+    )
+    return out
 
+
+def test_the_wheel_holds_every_file_of_the_source_tree_and_nothing_else(dist: Path) -> None:
+    [wheel] = dist.glob("xmltools-*.whl")
     with zipfile.ZipFile(wheel) as z:
-        names = set(z.namelist())
-        z.extractall(site)
-    for shipped in (
-        "xmltools/py.typed",
-        "xmltools/templates/report.html.j2",
-        "xmltools/fixtures/site/app/index.html",
-        "xmltools/fixtures/transcripts/demo.jsonl",
-    ):
-        assert shipped in names, shipped
-    # the dependencies come from this environment, without its editable xmltools
-    deps = sysconfig.get_paths()["purelib"]
-    Path(site, "deps.pth").write_text(deps + "\n")
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "tests_golden_cases.py").write_text(RENDER_ALL)
-    r = subprocess.run(
-        [str(py), "-c", CHECK],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(work)},
+        shipped = {n for n in z.namelist() if not n.split("/")[0].endswith(".dist-info")}
+    own = {
+        f"xmltools/{f}" for f in _files(ROOT / "xmltools") if f.endswith((".py", ".j2")) or f == "py.typed"
+    }
+    expected = (
+        own
+        | {f"xmltools/prompts/{f}" for f in _files(ROOT / "prompts")}
+        | {f"xmltools/fixtures/{f}" for f in _files(ROOT / "fixtures")}
     )
-    assert r.returncode == 0, r.stderr
-    import json
+    assert not expected - shipped, f"the wheel misses {sorted(expected - shipped)[:10]}"
+    assert not shipped - expected, f"the wheel holds more: {sorted(shipped - expected)[:10]}"
+    assert "xmltools/lab/__init__.py" in shipped and "xmltools/templates/report.html.j2" in shipped
 
-    info = json.loads(r.stdout)
-    assert info["module"].startswith(site), info
-    assert info["prompts"].startswith(site), info
-    bundled = sorted(str(p.relative_to(ROOT / "prompts")) for p in (ROOT / "prompts").rglob("*.j2"))
-    assert info["templates"] == bundled
-    assert info["rendered"] == 13
+
+def test_the_sdist_holds_the_tests_docs_and_build_files(dist: Path) -> None:
+    [sdist] = dist.glob("xmltools-*.tar.gz")
+    with tarfile.open(sdist) as t:
+        names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
+    for folder in ("xmltools", "prompts", "fixtures", "tests", "docs", "bench"):
+        missing = {f"{folder}/{f}" for f in _files(ROOT / folder)} - names
+        assert not missing, f"the sdist misses {sorted(missing)[:10]}"
+    for top in ("README.md", "Makefile", "mkdocs.yml", "pyproject.toml", "setup.py", ".ci/run"):
+        assert top in names, top
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+
+
+EXPERIMENT = """\
+trials = 2
+[[variants]]
+name = "A"
+[[models]]
+name = "m"
+price_in = 2.0
+price_out = 8.0
+[[tasks]]
+id = "t"
+url = "http://127.0.0.1:9/"
+instruction = "do it"
+checks = [{ kind = "url", value = "/done.html" }]
+"""
+
+IMPORT_ALL = """\
+import importlib, json, pkgutil, sys
+import xmltools
+names = [n for n in xmltools.__all__ if getattr(xmltools, n, None) is None]
+modules = []
+for m in pkgutil.walk_packages(xmltools.__path__, "xmltools."):
+    if m.name.endswith(".__main__"):  # runs the command line
+        continue
+    importlib.import_module(m.name)
+    modules.append(m.name)
+print(json.dumps({"file": xmltools.__file__, "missing": names, "modules": modules}))
+"""
+
+PLUGIN_TEST = """\
+from importlib import resources
+
+RUN = {run!r}
+SITE = str(resources.files("xmltools.fixtures") / "site")
+
+
+def test_the_recorded_demo_replays_through_the_plugin(xmltools_replay):
+    result = xmltools_replay(RUN, serve=SITE)
+    assert result.ok, result.summary()
+    assert len(result.steps) == 15
+"""
+
+
+class Fresh:
+    """A fresh virtual environment with the wheel installed, and a working folder outside the tree."""
+
+    def __init__(self, home: Path, wheel: Path) -> None:
+        self.bin = home / "venv" / "bin"
+        self.work = home / "work"
+        self.work.mkdir()
+        venv.create(home / "venv", with_pip=True)
+        self.env = {
+            k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
+        }
+        self.env.update(
+            PATH=f"{self.bin}{os.pathsep}{self.env.get('PATH', '')}", PIP_DISABLE_PIP_VERSION_CHECK="1"
+        )
+        self.run("python", "-m", "pip", "install", "-q", str(wheel), "pytest", timeout=600)
+
+    def run(self, *argv: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+        r = subprocess.run(
+            [str(self.bin / argv[0]), *argv[1:]],
+            cwd=self.work,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        assert r.returncode == 0, (
+            f"{' '.join(argv)} exited {r.returncode}:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+        )
+        return r
+
+
+def test_a_fresh_environment_runs_what_a_user_runs(dist: Path, tmp_path: Path) -> None:
+    """A bare install (no extras) gives the version, every public name and module, the demo and an
+    offline replay of its recording, an experiment's dry run, and the pytest plugin on a recording."""
+    [wheel] = dist.glob("xmltools-*.whl")
+    fresh = Fresh(tmp_path, wheel)
+    assert fresh.run("xmltools", "--version").stdout.strip().endswith("0.1.0")
+
+    info = json.loads(fresh.run("python", "-c", IMPORT_ALL).stdout)
+    assert info["file"].startswith(str(tmp_path / "venv")), info["file"]  # the installed copy, not the tree
+    assert info["missing"] == []
+    assert {"xmltools.lab", "xmltools.pytest_plugin", "xmltools.browser.session"} <= set(info["modules"])
+
+    demo = fresh.run("xmltools", "demo", "--out", "demo")
+    assert "task completed" in demo.stdout, demo.stdout[-2000:]
+    run = fresh.work / "demo" / "run.jsonl"
+    assert run.exists() and (fresh.work / "demo" / "report.html").exists()
+    fresh.run("xmltools", "replay", str(run), "--offline")
+
+    (fresh.work / "exp.toml").write_text(EXPERIMENT)
+    dry = fresh.run("xmltools", "experiment", "run", "exp.toml", "--dry-run")
+    assert dry.stdout.startswith("2 trials: 1 variants × 1 models × 1 tasks × 2"), dry.stdout
+
+    (fresh.work / "test_flow.py").write_text(PLUGIN_TEST.format(run=str(run)))
+    plugin = fresh.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_flow.py")
+    assert "1 passed" in plugin.stdout, plugin.stdout
