@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.xmltools-installed
 
-.PHONY: demo test test-fast bench lint docs browser clean
+.PHONY: demo test test-fast stress bench lint docs browser clean
 
 # Bytecode and pytest's rewritten test modules are cached in __pycache__ (ignored by git); a shell
 # that turns bytecode writing off would make every run compile the package and the tests again.
@@ -24,6 +24,12 @@ test: $(STAMP) browser
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests/unit
+
+# The tests that repeat an action against pages served with random delays (marked `repeated`, by
+# the `repeat` fixture), 30 times each instead of make test's 3: the races they catch show up one
+# time in ten or less.
+stress: $(STAMP) browser
+	XMLTOOLS_REPEAT=30 $(BIN)/python -m pytest -q -m repeated tests/browser
 
 bench: $(STAMP) browser
 	mkdir -p bench/results

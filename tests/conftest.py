@@ -132,12 +132,50 @@ async def patient() -> AsyncIterator[object]:
 pytest_plugins = ["pytester"]
 
 
+# -- repetition ---------------------------------------------------------------------------------------
+
+DEFAULT_REPEAT = 3  # what `make test` runs; `make stress` sets 30
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--repeat",
+        type=int,
+        default=None,
+        help="how many times the tests that repeat an action repeat it "
+        f"(default: $XMLTOOLS_REPEAT, else {DEFAULT_REPEAT}; make stress runs 30)",
+    )
+
+
+def repeat_count(config: pytest.Config) -> int:
+    """The one place the repetition count is read: ``--repeat``, else ``XMLTOOLS_REPEAT``, else 3."""
+    given = config.getoption("--repeat")
+    if given is None:
+        given = int(os.environ.get("XMLTOOLS_REPEAT") or DEFAULT_REPEAT)
+    if given < 1:
+        raise pytest.UsageError(f"--repeat / XMLTOOLS_REPEAT must be at least 1, not {given}")
+    return int(given)
+
+
+@pytest.fixture
+def repeat(request: pytest.FixtureRequest) -> int:
+    """How many times a test that repeats an action (against pages served with random delays) does it.
+
+    Every test that takes this fixture is marked ``repeated``: ``make stress`` runs
+    just those, 30 times each.
+    """
+    return repeat_count(request.config)
+
+
 # -- the folders' rules ------------------------------------------------------------------------------
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark by folder: ``browser`` for tests/browser, ``slow`` for tests/slow."""
+    """Mark by folder: ``browser`` for tests/browser, ``slow`` for tests/slow; and ``repeated`` for
+    the tests that take the ``repeat`` fixture."""
     for item in items:
+        if "repeat" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.repeated)
         if item.path.is_relative_to(BROWSER_TESTS):
             item.add_marker(pytest.mark.browser)
         elif item.path.is_relative_to(SLOW_TESTS):

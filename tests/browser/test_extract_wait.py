@@ -223,8 +223,8 @@ async def test_full_page_and_element_screenshots_and_saving_in_the_workspace(
         assert isinstance(res, Failure) and res.kind == "target" and "outside the workspace" in res.message
 
 
-async def test_back_and_forward_thirty_times_on_pages_that_answer_late(
-    browser: BrowserSession, site: str
+async def test_back_and_forward_repeatedly_on_pages_that_answer_late(
+    browser: BrowserSession, site: str, repeat: int
 ) -> None:
     """Back and forward over links to pages served after a random delay: each step lands, every time."""
     slow = site + "/__slow__/pages/"
@@ -233,7 +233,7 @@ async def test_back_and_forward_thirty_times_on_pages_that_answer_late(
     assert obs.url.endswith("/one.html") and any("no page to go back" in n for n in obs.notes)
     ok(await browser.act(action("navigate", url=slow + "two.html")))
     wrong = []
-    for i in range(30):
+    for i in range(repeat):
         back = ok(await browser.act(action("back")))
         forward = ok(await browser.act(action("forward")))
         if back.title != "Page one" or forward.title != "Page two" or back.notes or forward.notes:

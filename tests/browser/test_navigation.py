@@ -1,4 +1,6 @@
-"""Actions that load a page never break the session: every kind of navigation, 30 times in a row.
+"""Actions that load a page never break the session: every kind of navigation, many times in a row.
+
+Each repeating test runs ``repeat`` times (3 under ``make test``, 30 under ``make stress``).
 
 A race that fails one time in ten fails these tests.  The destination pages of
 the slower kinds come through ``/__slow__/``, which answers after a random 0 to
@@ -19,15 +21,14 @@ from xmltools.results import Observation, Point
 
 pytestmark = pytest.mark.slow
 
-REPEAT = 30
 GO = Point(x=190, y=70)  # every start page has its trigger here
 
 
 async def repeat_and_check(
-    b: BrowserSession, start: str, act: str, url_part: str, *, title: str = "Arrived"
+    b: BrowserSession, start: str, act: str, url_part: str, repeat: int, *, title: str = "Arrived"
 ) -> None:
     failures = []
-    for i in range(REPEAT):
+    for i in range(repeat):
         ok(await b.launch(start))
         if act == "click":
             res = await b.click(GO)
@@ -40,7 +41,7 @@ async def repeat_and_check(
             failures.append(f"try {i}: saw {res.title!r} at {res.url} (notes {res.notes})")
         elif res.screenshot is None:
             failures.append(f"try {i}: no screenshot")
-    assert not failures, f"{len(failures)} of {REPEAT} failed:\n" + "\n".join(failures[:5])
+    assert not failures, f"{len(failures)} of {repeat} failed:\n" + "\n".join(failures[:5])
 
 
 @pytest.mark.parametrize(
@@ -58,16 +59,18 @@ async def repeat_and_check(
         ("blank.html", "click", "done.html?via=blank"),
     ],
 )
-async def test_every_navigation_30_times(
-    browser: BrowserSession, site: str, page: str, act: str, url_part: str
+async def test_every_navigation_repeatedly(
+    browser: BrowserSession, site: str, page: str, act: str, url_part: str, repeat: int
 ) -> None:
-    await repeat_and_check(browser, f"{site}/nav/{page}", act, url_part)
+    await repeat_and_check(browser, f"{site}/nav/{page}", act, url_part, repeat)
 
 
-async def test_the_session_keeps_its_state_across_navigations(browser: BrowserSession, site: str) -> None:
+async def test_the_session_keeps_its_state_across_navigations(
+    browser: BrowserSession, site: str, repeat: int
+) -> None:
     ok(await browser.launch(site + "/nav/link.html"))
     await browser.on_page(lambda p: p.evaluate("localStorage.setItem('kept', 'yes')"))
-    for _ in range(REPEAT // 2):
+    for _ in range(max(2, repeat // 2)):
         assert ok(await browser.click(GO)).title == "Arrived"
         assert ok(await browser.click(GO)).title == "Link"
     assert await browser.on_page(lambda p: p.evaluate("localStorage.getItem('kept')")) == "yes"
@@ -95,17 +98,17 @@ async def test_the_click_says_what_was_clicked(browser: BrowserSession, site: st
     assert marks == 0  # the page is left as it was found
 
 
-async def test_a_page_that_refreshes_itself_at_once_is_shown_30_times_of_30(
-    browser: BrowserSession, site: str
+async def test_a_page_that_refreshes_itself_at_once_is_shown_every_time(
+    browser: BrowserSession, site: str, repeat: int
 ) -> None:
     failures = []
-    for i in range(REPEAT):
+    for i in range(repeat):
         res = await browser.launch(site + "/hostile/meta-refresh.html")
         if not isinstance(res, Observation) or res.screenshot is None:
             failures.append(f"try {i}: {res}")
         elif not any("kept navigating" in n for n in res.notes):
             failures.append(f"try {i}: no note of the navigations: {res.notes}")
-    assert not failures, f"{len(failures)} of {REPEAT} failed:\n" + "\n".join(failures[:5])
+    assert not failures, f"{len(failures)} of {repeat} failed:\n" + "\n".join(failures[:5])
 
 
 async def test_a_page_opening_200_popups_keeps_20_tabs_and_is_shown(
@@ -117,10 +120,10 @@ async def test_a_page_opening_200_popups_keeps_20_tabs_and_is_shown(
         assert any("closed at once (181 times)" in n for n in obs.notes), obs.notes
 
 
-async def test_a_restless_page_under_a_short_bound_is_shown_30_times_of_30(site: str) -> None:
+async def test_a_restless_page_under_a_short_bound_is_shown_every_time(site: str, repeat: int) -> None:
     """The document changes under the wait right when its bound runs out: the page is shown with the
     note, never reported as an internal failure."""
     async with BrowserSession(BrowserConfig(timeouts=Timeouts(navigation=1.0))) as b:
-        for i in range(30):
+        for i in range(repeat):
             obs = ok(await b.launch(site + "/nav/refresh.html"))
             assert any("kept navigating" in n for n in obs.notes), (i, obs.notes)

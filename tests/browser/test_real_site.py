@@ -47,9 +47,11 @@ async def centre_of(b: BrowserSession, selector: str) -> Point:
     return Point(x=int(box["x"] + box["width"] / 2), y=int(box["y"] + box["height"] / 2))
 
 
-async def test_links_of_the_real_docs_load_every_time(browser: BrowserSession, docs: str) -> None:
+async def test_links_of_the_real_docs_load_every_time(
+    browser: BrowserSession, docs: str, repeat: int
+) -> None:
     failures = []
-    for i in range(30):
+    for i in range(repeat):
         ok(await browser.launch(docs + "/library/index.html"))
         link = await centre_of(browser, "a[href='asyncio.html']")
         obs = await browser.click(link)

@@ -68,13 +68,13 @@ async def test_identity_is_not_recorded_unless_asked(browser: BrowserSession, si
 
 
 @pytest.mark.parametrize("how", ["ref", "point", "selector"])
-async def test_a_target_that_now_reaches_another_element_is_found_again_30_times(
-    browser: BrowserSession, site: str, how: str
+async def test_a_target_that_now_reaches_another_element_is_found_again_every_time(
+    browser: BrowserSession, site: str, how: str, repeat: int
 ) -> None:
     """On the changed page the recorded ref, point or selector reaches Delete (or Help): Save is
     found by its identity and clicked, and Delete never is."""
     identity, tgt = await record_save(browser, site, how)
-    for i in range(30):
+    for i in range(repeat):
         ok(await browser.launch(f"{site}/__slow__/rematch/changed.html"))
         if how == "ref":
             snap = ok(await browser.act(action("snapshot"))).snapshot
@@ -209,7 +209,7 @@ async def test_recorded_snapshots_are_compared_refs_aside(tmp_path: Path) -> Non
 
 
 async def test_a_name_shared_elsewhere_is_told_apart_by_its_section_and_landmark(
-    browser: BrowserSession, site: str
+    browser: BrowserSession, site: str, repeat: int
 ) -> None:
     """Two buttons are named Save (the order's and the settings'): the recorded locators scope the name
     by the nearest section with an id and by the landmark; on a page where the settings moved above
@@ -225,7 +225,7 @@ async def test_a_name_shared_elsewhere_is_told_apart_by_its_section_and_landmark
         '#order >> role=button[name="Save"s]',
         'role=main >> role=button[name="Save"s]',
     ), obs.identity.locators
-    for _ in range(30):
+    for _ in range(repeat):
         ok(await browser.launch(f"{site}/__slow__/rematch/scoped-changed.html"))
         browser.prepare(record_identity=False, expected=obs.identity)
         again = ok(await browser.act(action("click", tgt)))

@@ -13,8 +13,6 @@ from xmltools.browser.session import BrowserSession
 from xmltools.browser.settings import BrowserConfig
 from xmltools.results import Viewport
 
-REPEAT = 30
-
 
 async def spare_of(pool: BrowserPool, bound: float = 10.0) -> BrowserContext:
     """The spare, once it is made."""
@@ -87,12 +85,12 @@ async def test_a_pool_without_spares_keeps_none(site: str) -> None:
         await pool.aclose()
 
 
-async def test_30_sessions_in_a_row_each_start_and_leave_one_spare_behind(site: str) -> None:
+async def test_sessions_in_a_row_each_start_and_leave_one_spare_behind(site: str, repeat: int) -> None:
     pool = BrowserPool()
     try:
         b = BrowserSession(pool=pool)
         failures = []
-        for i in range(REPEAT):
+        for i in range(repeat):
             res = await b.launch(site + "/__slow__/form.html")  # served after a random delay
             if not ok(res).title:
                 failures.append(f"try {i}: {res}")
