@@ -19,8 +19,9 @@ final (see :func:`classify`): a dead browser makes any error ``LOST``.
 The other side: an action that stops short for a reason the model is told as
 it is (its target was wrong, the page would not load, a wait it asked for ran
 out) raises an :class:`ActionError` that carries its :class:`Failure` kind,
-and :func:`to_failure` is the one place that turns it into a Failure.  Pure:
-must not import Playwright.
+and :func:`to_failure` is the one place that turns it into a Failure (a wrong
+target is a :class:`TargetError`).  Pure: must not import Playwright, nor any
+other module of the browser.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __all__ = [
     "ActionError",
     "FailureClass",
     "NavigationError",
+    "TargetError",
     "WaitedOut",
     "classify",
     "first_line",
@@ -111,6 +113,10 @@ class ActionError(Exception):
         super().__init__(message)
         if kind is not None:
             self.kind = kind
+
+
+class TargetError(ActionError):
+    """The model's target is wrong (``no_target``: a point on the bare page); the message is for the model."""
 
 
 class NavigationError(ActionError):

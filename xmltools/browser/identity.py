@@ -17,7 +17,8 @@ Owns the two questions a recorded test asks of an element:
   that happens to find one would only guess.  Nothing has been acted on when
   the check fails.
 
-Must not import the observer, the handlers or the session.
+Below :mod:`.targets`, which calls it: must not import the targets, the
+observer, the handlers or the session.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from playwright.async_api import FrameLocator, Locator, Page
 from ..results import Identity, Rematch
 from . import scripts
 from .collect import clip
-from .targets import TargetError, describe, selector_locator
+from .failures import TargetError
+from .lookup import describe, selector_locator
 
 __all__ = ["MAX_LISTED", "NOT_FOUND", "RematchMode", "check", "identify"]
 

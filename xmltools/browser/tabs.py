@@ -17,7 +17,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from .bounds import Bounds, Hung
 from .collect import clip
-from .targets import TargetError
+from .failures import TargetError
 from .watch import Watch
 
 __all__ = ["MAX_TABS", "Tabs"]

@@ -3,8 +3,8 @@
 Refs come from Playwright's AI snapshot and resolve with its ``aria-ref=``
 selector; selectors are Playwright's syntax, with ``label=``, ``placeholder=``,
 ``alt=``, ``title=`` and ``testid=`` mapped onto ``get_by_label`` and the
-others.  Every way the target can be wrong is the model's mistake and raises
-:class:`TargetError` with a message that says the way out:
+others (see :mod:`.lookup`).  Every way the target can be wrong is the model's
+mistake and raises :class:`TargetError` with a message that says the way out:
 
 - a ref that is not in the latest snapshot fails at once;
 - a selector that matches nothing, within the action's bound;
@@ -15,7 +15,8 @@ others.  Every way the target can be wrong is the model's mistake and raises
 
 :class:`Targets` is one session's side of it: the refs of the latest snapshot
 of the current document (forgotten when the document changes), and every
-action's way from a target to the element it acts on.  Must not import the
+action's way from a target to the element it acts on; on replay, the recorded
+element checked and found again through :mod:`.identity`.  Must not import the
 observer, the handlers or the session.
 """
 
@@ -28,19 +29,19 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import FrameLocator, Locator, Page
 
-from ..actions import selector_kind
 from ..results import Identity, Point, Rematch
 from . import scripts
 from .bounds import Bounds
 from .collect import clip as clip_line
-from .failures import ActionError
-from .scripts import DESCRIBE
+from .failures import TargetError
+from .identity import RematchMode, check, identify
+from .lookup import describe, selector_locator
 
 if TYPE_CHECKING:
-    from .identity import RematchMode
     from .tabs import Tabs
     from .watch import Watch
 
+# TargetError (from .failures), describe and selector_locator (from .lookup) are named here too, as before
 __all__ = [
     "TargetError",
     "Targets",
@@ -55,20 +56,6 @@ __all__ = [
 ]
 
 
-class TargetError(ActionError):
-    """The model's target is wrong (``no_target``: a point on the bare page); the message is for the model."""
-
-
-# the selector shortcuts (parsed by xmltools.actions.selector_kind) -> Playwright's lookups
-_LOOKUPS = {
-    "label": "get_by_label",
-    "placeholder": "get_by_placeholder",
-    "alt": "get_by_alt_text",
-    "title": "get_by_title",
-    "testid": "get_by_test_id",
-}
-
-
 def shown(target: Any) -> str:
     """The target as the model wrote it, for messages."""
     if getattr(target, "ref", None):
@@ -80,19 +67,6 @@ def shown(target: Any) -> str:
     if getattr(target, "frame", None):
         text += f" in the frame {clip_line(str(target.frame), 80)!r}"
     return text
-
-
-def selector_locator(scope: Page | FrameLocator, selector: str) -> Locator:
-    """The locator of a selector in the model's syntax (Playwright's, and the lookup shortcuts)."""
-    kind, value = selector_kind(selector)
-    if kind == "playwright":
-        return scope.locator(selector)
-    lookup = getattr(scope, _LOOKUPS[kind])
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        if kind == "testid":  # a test id always matches whole: quotes only delimit it
-            return lookup(value[1:-1])  # type: ignore[no-any-return]
-        return lookup(value[1:-1], exact=True)  # type: ignore[no-any-return]
-    return lookup(value)  # type: ignore[no-any-return]
 
 
 # how many elements a locator matches, and the state of the first: one round trip that does not wait
@@ -163,19 +137,6 @@ async def locate(page: Page, target: Any, *, refs: set[str], timeout: float) -> 
     """The one element the target names, attached to the page, or TargetError."""
     loc, _ = await find(page, target, refs=refs, timeout=timeout)
     return loc
-
-
-async def describe(loc: Locator, timeout: float = 1.0) -> str:
-    """Role and accessible name of an element (``button "Send"``), computed in the page.
-
-    Not Playwright's own snapshot of the element: taking one would replace the
-    refs of the model's latest snapshot.
-    """
-    try:
-        text = await loc.evaluate(DESCRIBE, timeout=timeout * 1000)
-    except PlaywrightError:
-        return "an element"
-    return clip_line(str(text), 200)
 
 
 # Playwright's words for an element that cannot be acted on -> what the model reads ({t}: the target)
@@ -320,8 +281,6 @@ class Targets:
 
         On replay (:attr:`expected` set) the element is first checked to be the recorded one, and
         found again by its identity when it is not: never acted on before that."""
-        from .identity import identify  # the identity module builds on this one
-
         t = self.bounds.timeouts
         bound = t.action + 1
         expected, self.expected = self.expected, None
@@ -370,8 +329,6 @@ class Targets:
     async def _found_again(self, page: Page, expected: Identity, reached: str) -> Locator | None:
         """On replay: None when ``reached`` (role and name, '' for nothing) is the recorded element;
         else that element, found again by its identity (TargetError when it cannot be)."""
-        from .identity import check
-
         t = self.bounds.timeouts
         scope = page.frame_locator(expected.frame) if expected.frame else page
         checked = check(scope, expected, reached, self.rematch_mode, t.probe)
@@ -384,8 +341,6 @@ class Targets:
     async def at_point(self, p: Point) -> tuple[str, Locator | None]:
         """Who is at ``p``, before a click there; on replay, the recorded element found again when
         the point now reaches another (its locator, to act on instead of the point)."""
-        from .identity import identify
-
         t = self.bounds.timeouts
         expected, self.expected = self.expected, None
         page = self.tabs.require_page()
