@@ -10,9 +10,11 @@ no unclosed-resource warning (the process runs with ``-W default``).
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -139,3 +141,91 @@ def test_a_flow_ends_with_nothing_on_stderr(name: str, site: str) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == "", done.stderr
+
+
+# A host's script as users write one: 36 actions over navigations, two dialogs, three tabs, two
+# approvals and a second named session, then both closed; or ended by an exception of the host's
+# own, or by a Ctrl-C sent to the whole process group (as a terminal sends it: the Playwright driver
+# gets it too) while an action runs.
+LONG = """
+ENDING = {ending!r}
+def h(text):
+    global count
+    count += 1
+    return it.handle(text)
+
+count = 0
+try:
+    with Interpreter(FULL) as it:
+        h(ba("launch", url=SITE + "/nav/link.html"))
+        h(ba("click", coordinate="190,70"))
+        for action in ("back", "forward", "reload"):
+            h(ba(action))
+        h(ba("navigate", url=SITE + "/pages/one.html"))
+        h(ba("navigate", url=SITE + "/dialogs.html"))
+        h(ba("click", coordinate="150,65"))  # an alert
+        h(ba("click", coordinate="150,145"))  # a confirm
+        h(ba("get_text"))
+        h(ba("open_tab", url=SITE + "/pages/two.html"))
+        h(ba("open_tab", url=SITE + "/pages/three.html"))
+        h(ba("list_tabs"))
+        h(ba("switch_tab", tab="t1"))
+        h(ba("close_tab", tab="t2"))
+        it.approve(h(ba("evaluate", script="document.title")).approval_required)
+        it.deny(h(ba("evaluate", script="document.cookie")).approval_required, "not now")
+        h(ba("launch", "second", url=SITE + "/pages/extract.html"))
+        h(ba("get_text", "second"))
+        h(ba("navigate", "second", url=SITE + "/nav/form-get.html"))
+        h(ba("click", "second", coordinate="190,70"))
+        h(ba("snapshot", "second"))
+        if ENDING == "raised":
+            raise RuntimeError("the host broke mid-flow")
+        if ENDING == "interrupted":
+            print("waiting", flush=True)
+            h(ba("wait", seconds="5"))
+        for _ in range(5):
+            h(ba("navigate", url=SITE + "/nav/link.html"))
+            h(ba("click", coordinate="190,70"))
+        h(ba("scroll_down"))
+        h(ba("close", "second"))
+        h(ba("close"))
+finally:
+    time.sleep(1.0)  # the host saves its own work before it exits, as hosts do
+assert count >= 30, count
+"""
+
+
+def _long_flow(site: str, ending: str) -> tuple[int, str]:
+    code = PRELUDE.format(tests=os.path.dirname(os.path.dirname(__file__)), site=site) + LONG.format(
+        ending=ending
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-W", "default", "-c", code],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a process group of its own, for the Ctrl-C
+    )
+    if ending == "interrupted":
+        assert proc.stdout is not None and proc.stdout.readline() == "waiting\n"
+        time.sleep(1.0)  # inside the wait
+        os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=180)
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize("ending", ["closed", "raised", "interrupted"])
+def test_a_long_flow_ends_with_its_own_traceback_and_nothing_else(
+    site: str, ending: str, repeat: int
+) -> None:
+    """Closed in order, stderr is empty; ended by the host's exception or by Ctrl-C, stderr holds that
+    traceback and nothing else, whatever the driver and the browser did as they went."""
+    for _ in range(max(1, repeat // 3)):
+        code, err = _long_flow(site, ending)
+        if ending == "closed":
+            assert (code, err) == (0, ""), err
+            continue
+        last = "RuntimeError: the host broke mid-flow" if ending == "raised" else "KeyboardInterrupt"
+        lines = err.rstrip().splitlines()
+        assert code != 0 and lines[0] == "Traceback (most recent call last):" and lines[-1] == last, err
+        assert all(line.startswith("  ") for line in lines[1:-1]), err  # one traceback, nothing beside it

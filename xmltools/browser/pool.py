@@ -317,7 +317,9 @@ class BrowserPool:
             self._pw_lock = asyncio.Lock()
         async with self._pw_lock:
             if self._pw is None:
-                self._pw = await async_playwright().start()
+                manager = async_playwright()
+                self._pw = await manager.start()
+                _read_the_driver_s_end(manager)
             return self._pw
 
     async def browser(self, backend: Backend, timeout: float) -> Browser:
@@ -639,6 +641,22 @@ def default_pool() -> BrowserPool:
             _default = BrowserPool()
             atexit.register(_default.close)
         return _default
+
+
+def _read_the_driver_s_end(manager: object) -> None:
+    """Read, once it comes, the error that Playwright's transport keeps for a driver that went away
+    before it was asked to stop.
+
+    The driver shares the host's process group, so a Ctrl-C in a terminal stops it too.  Once
+    Playwright has started, nobody awaits that future (the calls in flight fail on their own, and
+    the host gets its KeyboardInterrupt), so asyncio would print "Future exception was never
+    retrieved" when the process exits.  The future is a private attribute of Playwright's client:
+    where it is not found, nothing is done.
+    """
+    transport = getattr(getattr(manager, "_client", None), "_transport", None)
+    ended = getattr(transport, "on_error_future", None)
+    if isinstance(ended, asyncio.Future):
+        ended.add_done_callback(lambda f: None if f.cancelled() else f.exception())
 
 
 def _in_use(folder: Path) -> str:
