@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import ok
+from helpers import ba, ok
 
 from xmltools.browser.session import BrowserSession
 from xmltools.browser.settings import BrowserConfig
@@ -244,3 +244,43 @@ async def test_a_page_flooding_100_000_console_lines_loads_and_is_counted(
         await patient.on_page(lambda p: p.evaluate("console.warn('after', {n: 1})"))
         obs = await patient.observe()
         assert [(e.type, e.text) for e in obs.console] == [("warning", "after {n: 1}")], obs.console
+
+
+async def test_a_relaunch_on_a_page_opening_popups_without_end_opens_every_time(
+    site: str, repeat: int
+) -> None:
+    """Tabs the old context opens while it is being closed are let go with it: the next launch used
+    to meet their listeners and raise AssertionError to the host."""
+    from xmltools import AsyncInterpreter, Config
+
+    config = Config(navigation_timeout=3.0, settle_timeout=1.0)
+    async with AsyncInterpreter(config) as it:
+        for i in range(max(2, repeat)):
+            turn = await it.handle(ba("launch", url=site + "/hostile/popup-stream.html?every=100"))
+            [outcome] = turn.outcomes
+            assert outcome.status == "ok", (i, turn.parts[0].text)
+
+
+async def test_a_tab_the_old_context_opens_after_it_was_let_go_is_not_listened_to() -> None:
+    """The same, step by step: a tab opens in a context the guard has let go, then the guard takes
+    the next context; its wait for the tabs' listeners is not troubled by the stale tab."""
+    from xmltools.browser.guard import Guard
+    from xmltools.browser.pool import BrowserPool
+    from xmltools.browser.watch import Watch
+
+    config = BrowserConfig()
+    assert config.url_policy.restricts_requests  # the default policy guards every request
+    pool = BrowserPool(spare=False)
+    try:
+        guard = Guard(config.url_policy, config.timeouts, Watch(config))
+        old = await pool.new_context(config.backends, 30.0)
+        await guard.install(old)
+        guard.uninstall(old)
+        await old.new_page()  # reported to the listener the old context still had
+        new = await pool.new_context(config.backends, 30.0)
+        await guard.install(new)
+        await new.new_page()
+        await guard.ready()
+        assert list(guard._covering) == new.pages
+    finally:
+        await pool.aclose()

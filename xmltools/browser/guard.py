@@ -63,6 +63,7 @@ class Guard:
         self._refused: dict[str, str] = {}  # URL -> why the policy refused it
         self._addresses: dict[str, tuple[str, ...]] = {}  # host name -> its addresses, this session
         self._wide: BrowserIntercept | None = None  # the browser-wide listener, when the browser has one
+        self._guarded: BrowserContext | None = None  # the context whose tabs get listeners, while it does
         self._context_id: str | None = None  # the browser's id of the guarded context
         self._covering: dict[Page, asyncio.Future[None]] = {}  # each tab's own listener, being started
         self._routed = False  # Playwright's routing instead (no browser-wide DevTools session)
@@ -106,27 +107,35 @@ class Guard:
             self._routed = True
             await context.route("**/*", self._route)
             return
-        context.on("page", lambda page: self._cover(context, page))
+        self._guarded = context
+        context.on("page", self._on_page)
         for page in context.pages:
-            self._cover(context, page)
+            self._cover(context, page, self._wide)
 
     async def ready(self) -> None:
         """Wait until every tab known so far has its own listener."""
         if self._covering:
             await asyncio.gather(*self._covering.values())
 
-    def _cover(self, context: BrowserContext, page: Page) -> None:
+    def _on_page(self, page: Page) -> None:
+        """A tab of the guarded context opened.  A context being closed still reports the tabs it
+        opens meanwhile (a page opening popups without end): those were let go with the context."""
+        context = page.context
+        if context is self._guarded and self._wide is not None:
+            self._cover(context, page, self._wide)
+
+    def _cover(self, context: BrowserContext, page: Page, wide: BrowserIntercept) -> None:
         if page not in self._covering:
-            self._covering[page] = asyncio.ensure_future(self._listen(context, page))
+            self._covering[page] = asyncio.ensure_future(self._listen(context, page, wide))
             self._covering[page].add_done_callback(forget)
 
-    async def _listen(self, context: BrowserContext, page: Page) -> None:
-        wide = self._wide
-        assert wide is not None
+    async def _listen(self, context: BrowserContext, page: Page, wide: BrowserIntercept) -> None:
         try:
             tab = await PageIntercept.start(context, page, self._decide)
         except PlaywrightError:
             return  # the tab closed first
+        if context is not self._guarded:
+            return  # the context was let go meanwhile
         if self._context_id is None:
             self._context_id = tab.context_id
             wide.guard(tab.context_id, self._decide)
@@ -139,10 +148,12 @@ class Guard:
         seconds."""
         if self._wide is not None and self._context_id is not None:
             self._wide.unguard(self._context_id)
+        if self._guarded is not None:
+            self._guarded.remove_listener("page", self._on_page)
         for covering in self._covering.values():
             covering.cancel()
         self._covering.clear()
-        self._wide, self._context_id = None, None
+        self._wide, self._context_id, self._guarded = None, None, None
         if self._routed:
             self._routed = False
             task = asyncio.ensure_future(context.unroute_all(behavior="ignoreErrors"))
