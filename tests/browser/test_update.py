@@ -8,9 +8,12 @@ import asyncio
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
+import pytest
 from helpers import SITE, ba
 
+from xmltools.cli import main
 from xmltools.config import Config
 from xmltools.interpreter import Interpreter
 from xmltools.replaying import replay
@@ -88,3 +91,81 @@ def test_an_update_with_a_failed_step_writes_nothing(tmp_path: Path) -> None:
     assert sorted(p.read_bytes() for p in (tmp_path / "flow.shots").iterdir()) == shots
     assert not list(tmp_path.glob(".xmltools-update-*"))
     assert isinstance(load_transcript(path).records[1], AssistantRecord | MessageRecord)
+
+
+def record_todo(site: Path, path: Path) -> None:
+    """A todo typed, by ref, into the second of two textboxes named "What needs to be done?"."""
+    with serve_directory(site) as base, Interpreter(Config(profile="full")) as it:
+        rec = it.record(path, base_url=base)
+        it.handle(ba("launch", url=f"{base}/todos.html"))
+        snap = it.handle(ba("snapshot")).outcomes[0].observation
+        assert snap is not None and snap.snapshot is not None
+        refs = re.findall(r'textbox "What needs to be done\?" \[ref=(\w+)\]', snap.snapshot)
+        assert len(refs) == 2, snap.snapshot
+        it.handle(ba("fill", ref=refs[1], text="Buy milk"))
+        rec.expect_value("#work input", "Buy milk")
+        it.handle(ba("close"))
+
+
+def test_a_ref_whose_role_and_name_are_not_unique_becomes_the_locator_that_found_it(
+    tmp_path: Path, capsys: Any
+) -> None:
+    """On the changed page the recorded ref reaches a heading, and two textboxes share the recorded
+    role and name, so no ref can say which: the update writes the locator that found the element,
+    and the next replay re-matches nothing."""
+    site = tmp_path / "site"
+    shutil.copytree(SITE / "rematch", site)
+    path = tmp_path / "todo.jsonl"
+    record_todo(site, path)
+    (site / "todos.html").write_text((site / "todos-changed.html").read_text())
+    with serve_directory(site) as base:
+        assert main(["replay", str(path), "--base-url", base, "--update"]) == 0
+        updated = capsys.readouterr().out
+        assert main(["replay", str(path), "--base-url", base]) == 0
+        again = capsys.readouterr().out
+    assert 'RE-MATCHED textbox "What needs to be done?" with #work >> ' in updated, updated
+    locator = '#work >> role=textbox[name="What needs to be done?"s]'
+    assert re.search(
+        rf'step 3: textbox "What needs to be done\?": ref e\d+ -> selector {re.escape(locator)}', updated
+    ), updated
+    assert "will still re-match" not in updated, updated
+    fill = load_transcript(path).assistant_messages[2].content
+    assert f"<selector>{locator}</selector>" in fill and "<ref>" not in fill, fill
+    assert "RE-MATCHED" not in again and "re-matched" not in again, again
+    assert "4 steps replayed (live): no drift, 1 assertions held" in again, again
+
+
+@pytest.mark.parametrize("profile", ["roo", "full"])
+def test_a_point_below_the_fold_is_named_when_no_selector_can_take_its_place(
+    tmp_path: Path, capsys: Any, profile: str
+) -> None:
+    """On the changed page a tall banner covers the recorded point and pushes Save below the fold:
+    no point reaches Save. In roo, which clicks by point only, the update says that the step will
+    re-match on each replay, and why; in full, the locator that found Save takes the point's place."""
+    site = tmp_path / "site"
+    shutil.copytree(SITE / "rematch", site)
+    path = tmp_path / "flow.jsonl"
+    with serve_directory(site) as base, Interpreter(Config(profile=profile)) as it:  # type: ignore[arg-type]
+        it.record(path, base_url=base)
+        it.handle(ba("launch", url=f"{base}/order.html"))
+        it.handle(ba("click", coordinate="100,110"))
+        it.handle(ba("close"))
+    (site / "order.html").write_text((site / "pushed.html").read_text())
+    with serve_directory(site) as base:
+        assert main(["replay", str(path), "--base-url", base, "--update"]) == 0
+        updated = capsys.readouterr().out
+        assert main(["replay", str(path), "--base-url", base]) == 0
+        again = capsys.readouterr().out
+    assert 'RE-MATCHED button "Save" with testid="save" (the target now reaches link "Help")' in updated
+    if profile == "full":
+        assert 'step 2: button "Save": coordinate 100,110 -> selector testid="save"' in updated, updated
+        assert "will still re-match" not in updated and "RE-MATCHED" not in again, (updated, again)
+        return
+    assert "1 step will still re-match on each replay:" in updated, updated
+    assert re.search(
+        r'  step 2: button "Save" \(found by testid="save"\): its centre 100,\d+ is below the fold of the'
+        r" 900x600 viewport: no point reaches it, and click takes no selector in the roo profile",
+        updated,
+    ), updated
+    assert 'RE-MATCHED button "Save" with testid="save"' in again, again
+    assert "<coordinate>100,110</coordinate>" in load_transcript(path).assistant_messages[1].content

@@ -105,9 +105,27 @@ def test_offline_a_replay_keeps_its_assertions_and_checks_none(tmp_path: Path) -
 
 def test_an_update_moves_a_point_only_to_a_place_in_view() -> None:
     from xmltools.results import Identity
-    from xmltools.updating import _new_target
+    from xmltools.updating import _Found, _same_kind
 
     seen = Identity(described='link "Intro"', role="link", name="Intro", box=(40.0, 100.0, 80.0, 20.0))
     below = seen.model_copy(update={"box": (470.0, 700.0, 80.0, 20.0)})  # found below the fold
-    assert _new_target("68,420", "coordinate", seen, "#a", None, (900, 600)) == "80,110"
-    assert _new_target("68,420", "coordinate", below, "#a", None, (900, 600)) is None
+    assert _same_kind("coordinate", _Found(seen, "#a", None, (900, 600))) == ("80,110", "")
+    new, why = _same_kind("coordinate", _Found(below, "#a", None, (900, 600)))
+    assert (
+        new is None
+        and why == "its centre 510,710 is below the fold of the 900x600 viewport: no point reaches it"
+    )
+
+
+def test_an_update_gives_a_ref_only_when_one_ref_is_the_element() -> None:
+    from xmltools.results import Identity
+    from xmltools.updating import _Found, _same_kind
+
+    box = Identity(
+        described='textbox "What needs to be done?"', role="textbox", name="What needs to be done?"
+    )
+    one = '- textbox "What needs to be done?" [ref=e4]: Buy milk\n- textbox "Search" [ref=e5]'
+    two = one + '\n- textbox "What needs to be done?" [ref=e7]'
+    assert _same_kind("ref", _Found(box, "#a", one, (900, 600))) == ("e4", "")
+    new, why = _same_kind("ref", _Found(box, "#a", two, (900, 600)))
+    assert new is None and why.startswith('2 refs of the snapshot before the step are textbox "What'), why

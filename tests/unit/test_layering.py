@@ -159,7 +159,7 @@ ALLOWED: dict[str, set[str]] = {
         "turn",
     },
     "demo": {"loop", "replaying", "report", "serve", "transcript"},
-    "updating": {*_BASE, "parser", "replaying", "snapshot", "transcript"},
+    "updating": {*_BASE, "actions", "parser", "profiles", "replaying", "snapshot", "tools", "transcript"},
     "pytest_plugin": {
         "updating",
         "browser",
