@@ -7,8 +7,12 @@ transcript's own header; then, when no step failed and every assertion held:
 - a step whose element was found again by its identity gets its new identity
   and its target rewritten in the assistant message (and the call), so that
   the next replay reaches the element without re-matching: a point becomes the
-  element's new centre, a ref the element's ref in the newest snapshot before
-  it, a selector the locator that found it;
+  element's new centre (when in view), a ref the element's ref in the newest
+  snapshot before it (when exactly one ref is that role and name), a selector
+  the locator that found it; where no target of the same kind reaches it, the
+  locator that found it takes the target's place when the action takes a
+  selector, and otherwise the step is named with why it will still re-match
+  (:attr:`Update.kept`);
 - every observation is the one just seen (URL, title, console, screenshot,
   snapshot);
 - the file and its screenshots folder are replaced together, by renames in
