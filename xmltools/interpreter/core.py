@@ -31,13 +31,13 @@ from ..turn import CallOutcome, Rendered, Turn, turn_summary, wrong_target
 from .calls import CallRunner
 from .secrecy import SecretGuard
 from .sessions import BrowserSessions
+from .stream import TurnStream
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from ..browser.pool import BrowserPool
     from ..transcript import TranscriptWriter
-    from .stream import TurnStream
 
 __all__ = ["AsyncInterpreter", "default_registry"]
 
@@ -263,8 +263,6 @@ class AsyncInterpreter:
 
     def stream(self) -> TurnStream:
         """Interpret a message as it streams in: ``feed()`` chunks, then ``await finish()``."""
-        from .stream import TurnStream
-
         if self._closed:
             raise UsageError("this interpreter is closed")
         return TurnStream(self)

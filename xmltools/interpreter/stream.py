@@ -2,27 +2,43 @@
 
 The host feeds the model's stream chunk by chunk; once the first complete call
 has closed (``call_complete``), it may stop reading, and :meth:`TurnStream.finish`
-interprets what arrived.  Imports no browser and no templates of its own.
+interprets what arrived.  Imports no browser and no templates of its own, and
+not :mod:`.core`, which imports it: what a stream needs of its interpreter is
+:class:`Interpreting` (an :class:`~.core.AsyncInterpreter` is one).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import UsageError
 from ..parser import StreamParser, ToolCompleted, ToolUse
 from ..turn import StreamUpdate, Turn
 
 if TYPE_CHECKING:
-    from .core import AsyncInterpreter
+    from ..config import Config
+    from ..tools import ToolRegistry
 
-__all__ = ["TurnStream"]
+__all__ = ["Interpreting", "TurnStream"]
+
+
+class Interpreting(Protocol):
+    """What a stream uses of the interpreter it belongs to."""
+
+    config: Config
+    registry: ToolRegistry
+
+    async def check_expectations(self) -> None: ...
+
+    def _recorded(self, turn: Turn, answered: ToolUse | None = None) -> Turn: ...
+
+    async def _interpret(self, text: str, blocks: list[Any], *, cut: bool) -> Turn: ...
 
 
 class TurnStream:
     """One streaming assistant message.  Feed chunks; stop when ``call_complete``; then ``finish()``."""
 
-    def __init__(self, interp: AsyncInterpreter) -> None:
+    def __init__(self, interp: Interpreting) -> None:
         c = interp.config
         self._interp = interp
         self._parser = StreamParser(interp.registry, compat=c.compat, fenced=c.fenced, limits=c.limits())
