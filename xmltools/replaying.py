@@ -20,7 +20,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from . import secrets as secrets_mod
 from .compare import comparison_library
 from .config import Config
 from .errors import ConfigError, TranscriptError, UsageError
@@ -41,6 +40,8 @@ from .replay_checks import (
     compare_snapshots,
 )
 from .results import Viewport
+from .secrets import ENV_PREFIX, Secret, fixed_values
+from .secrets import resolve as resolve_secrets
 from .transcript import (
     MACHINE_SETTINGS,
     OFFLINE_BASE_URL,
@@ -283,7 +284,7 @@ async def replay(
     local: Config | None = None,
     overrides: Mapping[str, Any] | None = None,
     settings: ReplaySettings | None = None,
-    secrets: Mapping[str, str | secrets_mod.Secret] | None = None,
+    secrets: Mapping[str, str | Secret] | None = None,
     environ: Mapping[str, str] | None = None,
     allow_failures: bool = False,
     record: str | Path | None = None,
@@ -349,14 +350,14 @@ async def replay(
         # only the names the host gave when recording: a name the model made up was an error
         # then, and is left as written so that it is the same error now
         names = [n for n in names if n in t.header.secrets]
-    given: dict[str, str | secrets_mod.Secret] = dict(secrets or {})
+    given: dict[str, str | Secret] = dict(secrets or {})
     if offline:  # nothing is typed anywhere: a stand-in will do for a secret not given, and no site
         # binds one (the page's address is a stand-in too); a one-time code is its name
         env = os.environ if environ is None else environ
-        prefix = secrets_mod.ENV_PREFIX
-        fixed = secrets_mod.fixed_values(given)
+        prefix = ENV_PREFIX
+        fixed = fixed_values(given)
         given = {n: fixed.get(n, env.get(prefix + n, f"<{n}>")) for n in {*names, *given}}
-    filled_secrets = secrets_mod.resolve(names, given, environ) | given
+    filled_secrets = resolve_secrets(names, given, environ) | given
     differences: list[str] = []
     if config is None:
         config, differences = replay_config(t, local, overrides)

@@ -32,13 +32,13 @@ from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
 
-from . import secrets as secrets_mod
 from .config import Config
 from .errors import ConfigError, TranscriptError, UsageError
 from .expectations import Expectation, ExpectationFailed
 from .parser import ToolUse
 from .profiles import PROFILES
 from .results import Failure, Observation, Screenshot
+from .secrets import Hider, Secret, check_secret_names, fixed_values
 from .tools import STANDARD_TOOLS, ToolRegistry
 from .transcript_format import (
     FORMAT_VERSION,
@@ -80,7 +80,6 @@ __all__ = [
 
 OFFLINE_BASE_URL = "http://localhost"
 FAILURE_KINDS = frozenset(get_args(Failure.model_fields["kind"].annotation))
-REDACTED = secrets_mod.REDACTED
 _SURROGATE = re.compile(r"[\ud800-\udfff]")  # what UTF-8 cannot encode
 # settings of this machine, never of the recording: where the browser is and how it is shown
 MACHINE_SETTINGS = (
@@ -388,7 +387,7 @@ class TranscriptWriter:
         *,
         config: Config | None = None,
         append: bool = False,
-        secrets: Mapping[str, str | secrets_mod.Secret] | Iterable[str] = (),
+        secrets: Mapping[str, str | Secret] | Iterable[str] = (),
         base_url: str | None = None,
     ) -> None:
         self.path = Path(path)
@@ -396,10 +395,10 @@ class TranscriptWriter:
             raise UsageError(f"{self.path}: is a folder, not a transcript file")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.shots = self.path.parent / (self.path.stem + ".shots")
-        named = secrets_mod.fixed_values(secrets) if isinstance(secrets, Mapping) else {}
+        named = fixed_values(secrets) if isinstance(secrets, Mapping) else {}
         plain = [] if isinstance(secrets, Mapping) else [s for s in secrets if s]
-        secrets_mod.check_secret_names(named)
-        self._hide = secrets_mod.Hider(named, plain)
+        check_secret_names(named)
+        self._hide = Hider(named, plain)
         self.base_url = base_url
         self._n = 0
         # an interpreter's writer checks each assertion in its browser before writing it: at once

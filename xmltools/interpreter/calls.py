@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from .. import secrets as secret_values
 from ..actions import InTab, Launch
 from ..approval import Allow, ApprovalPolicy, Ask, PendingApproval
 from ..config import Config
@@ -35,6 +34,7 @@ from ..profiles import DEFAULT_SESSION
 from ..protocol import Effect, Event, Move, State, Violation, event_for, step
 from ..quoting import cut
 from ..results import Failure, Identity
+from ..secrets import names_in
 from ..tools import BROWSER_TOOL, CallError, ToolRegistry, ValidCall
 from ..turn import CallOutcome, Rendered, Turn
 from .secrecy import SecretGuard
@@ -219,7 +219,7 @@ class CallRunner:
         s = self.sessions.states[name]
         browser = self.sessions.browser(name)
         to_run: object = checked.args if checked.tab is None else InTab(checked.tab, checked.args)  # type: ignore[arg-type]
-        used = [n for v in call.params.values() for n in secret_values.names_in(v)]
+        used = [n for v in call.params.values() for n in names_in(v)]
         if used:
             why = self.secrets.refusal(used, _destination(checked, browser))
             if why is not None:

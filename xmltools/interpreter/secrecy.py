@@ -17,9 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from .. import secrets as secret_values
 from ..parser import ToolUse
 from ..results import Failure, Identity, Observation
+from ..secrets import Hider, Secret, as_secrets, names_in, origin_of
+from ..secrets import fill as fill_secrets
 from ..tools import CallError, ToolRegistry
 from ..turn import Rendered
 
@@ -29,11 +30,11 @@ __all__ = ["SecretGuard"]
 class SecretGuard:
     """Fills ``{secret:NAME}`` for the browser and hides the values from the model."""
 
-    def __init__(self, secrets: Mapping[str, str | secret_values.Secret] | None) -> None:
-        self.secrets = secret_values.as_secrets(secrets) if secrets else {}
+    def __init__(self, secrets: Mapping[str, str | Secret] | None) -> None:
+        self.secrets = as_secrets(secrets) if secrets else {}
         # what is hidden: each fixed value, and each one-time code once it was typed
         self.values: dict[str, str] = {n: s.current() for n, s in self.secrets.items() if s.seed is None}
-        self.hide = secret_values.Hider(self.values)
+        self.hide = Hider(self.values)
 
     def refusal(self, names: list[str], url: str | None) -> str | None:
         """Why the secrets ``names`` may not go to ``url`` (None: they may)."""
@@ -45,7 +46,7 @@ class SecretGuard:
             if url is None:
                 return f"the secret {name} is only for {allowed}, and this page's address is not known"
             if not secret.allows(url):
-                here = secret_values.origin_of(url)
+                here = origin_of(url)
                 return f"the secret {name} is only for {allowed}, and this page is {here}"
         return None
 
@@ -54,7 +55,7 @@ class SecretGuard:
         if not registry.is_browser(call.name) or not any("{secret:" in v for v in call.params.values()):
             return call
         for param, value in call.params.items():
-            unknown = [n for n in secret_values.names_in(value) if n not in self.secrets]
+            unknown = [n for n in names_in(value) if n not in self.secrets]
             if unknown:
                 known = ", ".join(sorted(self.secrets)) or "none"
                 return CallError(
@@ -63,13 +64,13 @@ class SecretGuard:
                     call.name,
                     param,
                 )
-        used = {n for v in call.params.values() for n in secret_values.names_in(v)}
+        used = {n for v in call.params.values() for n in names_in(v)}
         now = {n: self.secrets[n].current() for n in used}
         codes = {n: v for n, v in now.items() if self.secrets[n].seed is not None}
         if codes:  # a one-time code typed now is hidden from now on
             self.values.update(codes)
-            self.hide = secret_values.Hider(self.values)
-        params = {k: secret_values.fill(v, now) for k, v in call.params.items()}
+            self.hide = Hider(self.values)
+        params = {k: fill_secrets(v, now) for k, v in call.params.items()}
         return replace(call, params=params)
 
     def result(self, result: Observation | Failure | None) -> Observation | Failure | None:
