@@ -3,7 +3,9 @@
 The table below is the one place that says which part may import which, as
 Playwright keeps a DEPS.list per folder.  A part is a top-level module or
 package of ``xmltools``; every import counts, also one inside a function.  The
-table itself must have no circle, so the code cannot have one either.
+table itself must have no circle, so the code cannot have one either.  Within
+a part, module by module, no circle either: the graph of every module's imports
+(at the top, in a function, under ``if TYPE_CHECKING:``) is checked whole.
 """
 
 from __future__ import annotations
@@ -229,6 +231,89 @@ def test_every_import_follows_the_table() -> None:
         for target in sorted(_imported_parts(path) - ALLOWED[part]):
             wrong.append(f"{path.relative_to(ROOT)} imports {target or 'the package root'}")
     assert not wrong, "\n".join(wrong)
+
+
+def _module(path: Path) -> str:
+    """The dotted name of a module of xmltools (a package's ``__init__`` is the package)."""
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_modules(name: str, package: bool, source: str, modules: set[str]) -> set[str]:
+    """The modules of ``modules`` that the module ``name`` imports, wherever the import stands.
+
+    ``from .x import n`` imports ``x`` (its ``__init__`` when ``x`` is a package) and, when
+    ``x.n`` is a module, that one too; ``from . import n`` imports the package itself so.
+    """
+    here = (name if package else name.rpartition(".")[0]).split(".")
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            base = here[: len(here) - node.level + 1] if node.level else []
+            origin = ".".join([*base, *([node.module] if node.module else [])])
+            found |= {origin, *(f"{origin}.{a.name}" for a in node.names)}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+    return (found & modules) - {name}
+
+
+def _module_graph() -> dict[str, set[str]]:
+    paths = {_module(p): p for p in ROOT.rglob("*.py")}
+    return {
+        name: _imported_modules(name, p.name == "__init__.py", p.read_text(), set(paths))
+        for name, p in paths.items()
+    }
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One circle (``a, b, …, a``) for each import that closes one in a walk of the graph."""
+    circles: list[list[str]] = []
+    path: list[str] = []
+    done: set[str] = set()
+
+    def walk(node: str) -> None:
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if nxt in path:
+                circles.append([*path[path.index(nxt) :], nxt])
+            elif nxt not in done:
+                walk(nxt)
+        path.pop()
+        done.add(node)
+
+    for node in sorted(graph):
+        if node not in done:
+            walk(node)
+    return circles
+
+
+def test_the_module_graph_reads_every_import() -> None:
+    mods = {"xmltools", "xmltools.a", "xmltools.e", "xmltools.p", *(f"xmltools.p.{m}" for m in "bcd")}
+    source = """
+import xmltools.a
+from typing import TYPE_CHECKING
+from . import c
+from .d import D
+if TYPE_CHECKING:
+    from xmltools import p
+def later():
+    from ..e import E
+"""
+    # in xmltools/p/b.py; 'from . import c' imports the package p, and its module c
+    found = _imported_modules("xmltools.p.b", False, source, mods)
+    assert found == {"xmltools", "xmltools.a", "xmltools.e", "xmltools.p", "xmltools.p.c", "xmltools.p.d"}
+    # in xmltools/p/__init__.py, '.' is p itself
+    assert _imported_modules("xmltools.p", True, "from .b import x\nfrom .. import a", mods) == {
+        "xmltools.p.b",
+        "xmltools",
+        "xmltools.a",
+    }
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    circles = _circles(_module_graph())
+    assert not circles, "import circles:\n" + "\n".join(" -> ".join(c) for c in circles)
 
 
 def test_no_module_or_class_is_too_long() -> None:
