@@ -76,9 +76,9 @@ async def test_the_session_keeps_its_state_across_navigations(
     assert await browser.on_page(lambda p: p.evaluate("localStorage.getItem('kept')")) == "yes"
 
 
-async def test_a_page_that_keeps_reloading_is_shown_with_a_note(site: str) -> None:
+async def test_a_page_that_keeps_reloading_is_shown_with_a_note(site: str, repeat: int) -> None:
     async with BrowserSession(BrowserConfig(timeouts=Timeouts(navigation=5.0))) as b:
-        for _ in range(5):
+        for _ in range(max(1, repeat // 3)):  # each try lasts the navigation bound
             start = time.monotonic()
             obs = ok(await b.launch(site + "/nav/refresh.html"))
             assert time.monotonic() - start < 12
@@ -112,9 +112,11 @@ async def test_a_page_that_refreshes_itself_at_once_is_shown_every_time(
 
 
 async def test_a_page_opening_200_popups_keeps_20_tabs_and_is_shown(
-    patient: BrowserSession, site: str
+    patient: BrowserSession, site: str, repeat: int
 ) -> None:
-    for _ in range(2):  # each try takes about 20 s here, as long as raw Playwright's page load
+    for _ in range(
+        max(1, repeat // 3)
+    ):  # each try takes about 20 s here, as long as raw Playwright's page load
         obs = ok(await patient.launch(site + "/hostile/popups.html"))
         assert obs.screenshot is not None and len(obs.tabs) == 20, obs.tabs
         assert any("closed at once (181 times)" in n for n in obs.notes), obs.notes
