@@ -2,16 +2,18 @@
 
 A replay with a model given (``heal=``, ``xmltools replay --heal``) turns to it
 only for a step that failed because its element could not be found again by
-its identity (see :mod:`xmltools.browser.identity`).  The model is shown the
-recorded message, the element's identity and the current page as an ARIA
-snapshot with boxes (the template ``note/heal.j2``), and asked for one call.
+its identity (see :mod:`xmltools.browser.identity`): a failure that says so in
+``Failure.element_gone``.  The model is shown the recorded message, the
+element's identity and the current page as an ARIA snapshot with boxes (the
+template ``note/heal.j2``), and asked for one call.
 
 The answer is checked before anything acts: it must hold exactly one complete
 call, of the same tool and action as the recorded one.  Then it runs; a call
 that fails too leaves the step failed.  A healed step is reported as such,
 and an update writes the answer in place of the recorded message.  A model
 that cannot be reached is the host's problem
-(:class:`~xmltools.errors.ModelError`), not a failed step.
+(:class:`~xmltools.errors.ModelError`), not a failed step.  Imports no browser
+module: it reads the failure, and asks the interpreter's browser for a snapshot.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .browser.identity import NOT_FOUND
 from .interpreter import AsyncInterpreter
 from .models import AnyModel, model_chunks
 from .parser import ToolUse, parse
@@ -52,7 +53,7 @@ async def heal_step(
     lost = [
         (k, o)
         for k, o in enumerate(turn.outcomes)
-        if o.failure is not None and NOT_FOUND in o.failure.message and k < len(recorded)
+        if o.failure is not None and o.failure.element_gone and k < len(recorded)
     ]
     if not lost:
         return None

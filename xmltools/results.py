@@ -140,3 +140,6 @@ class Failure(_Frozen):
     observation: Observation | None = None  # what the page looks like now, when it can still be seen
     browser_closed: bool = False  # the browser is gone (or was shut down to recover): launch again
     last_url: str | None = None  # where the browser was when it went away, for the relaunch hint
+    # on replay: the step's recorded element could not be found again by its identity (kind "target");
+    # the one failure healing is for
+    element_gone: bool = False

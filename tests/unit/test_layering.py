@@ -11,6 +11,7 @@ a part, module by module, no circle either: the graph of every module's imports
 from __future__ import annotations
 
 import ast
+import asyncio
 import subprocess
 import sys
 from graphlib import CycleError, TopologicalSorter
@@ -101,14 +102,15 @@ ALLOWED: dict[str, set[str]] = {
     "pycode": {"actions"},
     "export": {*_BASE, "actions", "parser", "profiles", "pycode", "secrets", "tools", "transcript"},
     "replay_checks": {*_BASE, "browser", "compare", "interpreter", "profiles", "transcript", "turn"},
-    "healing": {*_BASE, "browser", "interpreter", "models", "parser", "profiles", "transcript", "turn"},
+    # a replay reaches the browser only through the interpreter and replay_checks, inside functions:
+    # an offline replay loads no Playwright
+    "healing": {*_BASE, "interpreter", "models", "parser", "profiles", "transcript", "turn"},
     "replaying": {
         *_BASE,
         "healing",
         "models",
         "offline",
         "replay_checks",
-        "browser",
         "compare",
         "config",
         "interpreter",
@@ -340,6 +342,7 @@ def test_no_module_or_class_is_too_long() -> None:
         ("xmltools.tools", ("jinja2", "playwright")),
         ("xmltools.config", ("jinja2", "playwright")),
         ("xmltools.interpreter", ("playwright",)),
+        ("xmltools.replaying", ("playwright",)),
         ("xmltools.browser.base", ("playwright", "jinja2")),
     ],
 )
@@ -351,6 +354,25 @@ def test_importing_a_part_loads_only_what_it_needs(module: str, absent: tuple[st
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, f"import {module} loaded {out.stdout.strip()} {out.stderr[-500:]}"
+
+
+def test_an_offline_replay_loads_no_playwright() -> None:
+    from xmltools.replaying import replay
+
+    flow = ROOT.parent / "fixtures" / "transcripts" / "demo.jsonl"
+    steps = len(asyncio.run(replay(flow, offline=True)).steps)
+    code = (
+        "import asyncio, sys\n"
+        "from xmltools import replay\n"
+        f"result = asyncio.run(replay({str(flow)!r}, offline=True))\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'playwright')\n"
+        "print(len(result.steps), ' '.join(loaded[:5]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-1000:]
+    ran, _, loaded = out.stdout.strip().partition(" ")
+    assert int(ran) == steps > 0  # the whole replay ran
+    assert not loaded, f"an offline replay loaded {loaded}"
 
 
 def test_every_public_name_has_one_owner() -> None:

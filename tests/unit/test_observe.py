@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from xmltools.browser.collect import ConsoleCollector, NoteCollector, clip
-from xmltools.browser.failures import TABLE, FailureClass, classify, first_line
+from xmltools.browser.failures import (
+    TABLE,
+    ElementGone,
+    FailureClass,
+    NavigationError,
+    TargetError,
+    classify,
+    first_line,
+    to_failure,
+)
 from xmltools.browser.settings import Caps
 
 
@@ -84,6 +93,15 @@ def test_a_dead_browser_makes_every_failure_lost() -> None:
     assert classify("Target page, context or browser has been closed", alive=True, page_open=False) is (
         FailureClass.TRANSIENT
     )
+
+
+def test_a_failure_says_when_the_recorded_element_is_gone() -> None:
+    """Healing checks this flag, not the words: a wrong target that says 'was not found' is not it."""
+    gone = to_failure(ElementGone('the recorded element button "Save" was not found: ...'), None)
+    assert (gone.kind, gone.element_gone) == ("target", True)
+    wrong = to_failure(TargetError("the file was not found"), None)
+    assert (wrong.kind, wrong.element_gone) == ("target", False)
+    assert not to_failure(NavigationError("net::ERR_NAME_NOT_RESOLVED"), None).element_gone
 
 
 def test_first_line_drops_the_api_prefix() -> None:

@@ -19,9 +19,11 @@ final (see :func:`classify`): a dead browser makes any error ``LOST``.
 The other side: an action that stops short for a reason the model is told as
 it is (its target was wrong, the page would not load, a wait it asked for ran
 out) raises an :class:`ActionError` that carries its :class:`Failure` kind,
-and :func:`to_failure` is the one place that turns it into a Failure (a wrong
-target is a :class:`TargetError`).  Pure: must not import Playwright, nor any
-other module of the browser.
+and :func:`to_failure` is the one place that turns it into a Failure.  A wrong
+target is a :class:`TargetError`; a replayed step whose recorded element
+cannot be found again is an :class:`ElementGone`, and its Failure says so
+(``element_gone``), for the healer to check.  Pure: must not import
+Playwright, nor any other module of the browser.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ..results import Failure, Observation
 
 __all__ = [
     "ActionError",
+    "ElementGone",
     "FailureClass",
     "NavigationError",
     "TargetError",
@@ -108,6 +111,7 @@ class ActionError(Exception):
     """An action stopped short; the message is for the model, and the session goes on."""
 
     kind: ActionErrorKind = "target"
+    element_gone = False  # a replayed step's recorded element could not be found again
 
     def __init__(self, message: str, *, kind: ActionErrorKind | None = None) -> None:
         super().__init__(message)
@@ -117,6 +121,12 @@ class ActionError(Exception):
 
 class TargetError(ActionError):
     """The model's target is wrong (``no_target``: a point on the bare page); the message is for the model."""
+
+
+class ElementGone(TargetError):
+    """On replay, the step's recorded element could not be found again by its identity."""
+
+    element_gone = True
 
 
 class NavigationError(ActionError):
@@ -133,4 +143,4 @@ class WaitedOut(ActionError):
 
 def to_failure(err: ActionError, observation: Observation | None) -> Failure:
     """The Failure an action's error is reported as, with the page as it now is (when it can be seen)."""
-    return Failure(kind=err.kind, message=str(err), observation=observation)
+    return Failure(kind=err.kind, message=str(err), observation=observation, element_gone=err.element_gone)

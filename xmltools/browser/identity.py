@@ -32,7 +32,7 @@ from playwright.async_api import FrameLocator, Locator, Page
 from ..results import Identity, Rematch
 from . import scripts
 from .collect import clip
-from .failures import TargetError
+from .failures import ElementGone, TargetError
 from .lookup import describe, selector_locator
 
 __all__ = ["MAX_LISTED", "NOT_FOUND", "RematchMode", "check", "identify"]
@@ -72,7 +72,7 @@ async def check(
 ) -> tuple[Locator, Rematch] | None:
     """None when the element reached (``reached``: its role and name, '' for none) is the recorded
     one; else the element found again by its recorded locators, and how; TargetError when it
-    cannot be found, or when ``mode`` is strict."""
+    is ambiguous or ``mode`` is strict, and ElementGone (a TargetError) when it cannot be found."""
     if mode == "off" or reached == expected.described:
         return None
     now = f"reaches {reached}" if reached else "reaches nothing"
@@ -99,7 +99,7 @@ async def check(
         except PlaywrightError as e:
             tried.append(f"{selector} could not be tried ({str(e).splitlines()[0]})")
     listed = "; ".join(tried) if tried else "no locator was recorded for it"
-    raise TargetError(
+    raise ElementGone(
         f"the recorded element {expected.described} {NOT_FOUND}: the step's target {now}, and {listed}."
     )
 
