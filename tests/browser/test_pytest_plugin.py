@@ -1,10 +1,19 @@
-"""The pytest plugin, tested with pytester in a separate pytest process."""
+"""The pytest plugin, tested with pytester: in this process (its browser and imports are shared, which
+saves seconds a run), and in separate processes where the run needs its own (the xdist workers).
+
+pytester takes back the modules an in-process run imported; numpy cannot be imported twice in one
+process, so it and Pillow are imported here first.
+"""
 
 from __future__ import annotations
 
 import json
 import shutil
 
+import numpy  # noqa: F401  (see above)
+import PIL.Image
+import PIL.ImageChops
+import PIL.ImageDraw  # noqa: F401
 import pytest
 from helpers import SITE, ba
 
@@ -69,7 +78,7 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 def _run(project: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return project.runpytest_subprocess(*args, "-p", "no:cacheprovider")
+    return project.runpytest_inprocess(*args, "-p", "no:cacheprovider")
 
 
 def test_record_once_then_replay_then_catch_drift(project: pytest.Pytester) -> None:
