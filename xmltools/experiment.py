@@ -1,4 +1,4 @@
-"""Prompt experiments: variants, re-rendering, scoring model outputs, and live trials.
+"""Prompt experiments: variants, re-rendering and scoring model outputs, offline.
 
 * A **variant** is a folder of template overrides plus ``variant.toml`` (a name
   and a ``[config]`` table): a shorter system prompt, another viewport, another
@@ -7,8 +7,8 @@
   diffs, turn by turn, what the model would have seen.
 * **Scoring** runs a corpus of assistant messages through the parser and the
   protocol (no browser) and counts what went right and wrong, by kind.
-* **Live trials** run each variant several times against a model, through the
-  chat loop, and summarise success, turns, mistakes, tokens and time.
+
+Live trials against a model (variants × models × tasks) are :mod:`xmltools.lab`'s.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ import asyncio
 import difflib
 import json
 import math
-import statistics
-import time
 import tomllib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -30,8 +28,6 @@ from .browser.base import StubBrowser
 from .config import Config
 from .errors import ConfigError
 from .interpreter import AsyncInterpreter
-from .loop import LoopEvent, LoopResult, arun_loop
-from .models import OpenAIModel
 from .parser import TextBlock, ToolUse, parse
 from .render import Renderer
 from .replaying import replay
@@ -39,10 +35,8 @@ from .results import Viewport
 from .tools import STANDARD_TOOLS, ToolRegistry
 from .transcript import (
     OFFLINE_BASE_URL,
-    Header,
     MessageRecord,
     Transcript,
-    TranscriptWriter,
     load_transcript,
     registry_for,
 )
@@ -51,13 +45,11 @@ from .turn import Turn
 __all__ = [
     "Run",
     "Scores",
-    "TrialStats",
     "TurnDiff",
     "Variant",
     "estimate_tokens",
     "load_corpus",
     "rerender",
-    "run_trials",
     "score_corpus",
 ]
 
@@ -419,189 +411,6 @@ def format_scores(all_scores: Sequence[Scores]) -> str:
     for label, vals in rows:
         out.append(label.ljust(w0) + "  " + "  ".join(v.rjust(w) for v, w in zip(vals, widths, strict=True)))
     return "\n".join(out)
-
-
-# -- live trials -------------------------------------------------------------------------------
-
-
-@dataclass
-class Trial:
-    variant: str
-    index: int
-    success: bool
-    stop_reason: str
-    turns: int
-    mistakes: int
-    tokens: int
-    seconds: float
-    transcript: Path
-    report: Path
-    estimated: bool = False  # some of the token count was estimated, not reported by the server
-
-
-@dataclass
-class TrialStats:
-    variant: str
-    trials: list[Trial]
-
-    def _spread(self, values: list[float]) -> str:
-        if not values:
-            return "-"
-        mean = statistics.fmean(values)
-        sd = statistics.stdev(values) if len(values) > 1 else 0.0
-        return f"{mean:.1f} ± {sd:.1f}"
-
-    def to_json(self) -> dict[str, Any]:
-        def stats(vals: list[float]) -> dict[str, float]:
-            return {
-                "mean": round(statistics.fmean(vals), 3) if vals else 0.0,
-                "stdev": round(statistics.stdev(vals), 3) if len(vals) > 1 else 0.0,
-                "min": min(vals) if vals else 0.0,
-                "max": max(vals) if vals else 0.0,
-            }
-
-        return {
-            "variant": self.variant,
-            "trials": len(self.trials),
-            "success_rate": round(sum(t.success for t in self.trials) / len(self.trials), 4)
-            if self.trials
-            else 0.0,
-            "turns": stats([t.turns for t in self.trials]),
-            "mistakes": stats([t.mistakes for t in self.trials]),
-            "tokens": stats([t.tokens for t in self.trials]),
-            "tokens_estimated": any(t.estimated for t in self.trials),
-            "seconds": stats([round(t.seconds, 3) for t in self.trials]),
-        }
-
-    def row(self) -> list[str]:
-        n = len(self.trials)
-        ok = sum(t.success for t in self.trials)
-        return [
-            self.variant,
-            f"{ok}/{n}",
-            self._spread([t.turns for t in self.trials]),
-            self._spread([t.mistakes for t in self.trials]),
-            ("~" if any(t.estimated for t in self.trials) else "")
-            + self._spread([t.tokens for t in self.trials]),
-            self._spread([t.seconds for t in self.trials]),
-        ]
-
-
-def format_trials(stats: Sequence[TrialStats]) -> str:
-    head = ["variant", "success", "turns", "mistakes", "tokens", "seconds"]
-    rows = [head] + [s.row() for s in stats]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
-
-
-async def run_trials(
-    variants: Sequence[Variant],
-    task: str,
-    model_factory: Callable[[], OpenAIModel | Callable[..., Any]],
-    *,
-    trials: int = 3,
-    out_dir: str | Path = "out/experiment",
-    max_turns: int = 20,
-    check: Callable[[LoopResult], bool] | None = None,
-    progress: Callable[[str], None] | None = None,
-) -> list[TrialStats]:
-    """Run every variant ``trials`` times through the chat loop; save each transcript and report."""
-    from .report import write_report
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    all_stats: list[TrialStats] = []
-    for v in variants:
-        stats = TrialStats(v.name, [])
-        for k in range(1, trials + 1):
-            cfg = v.make_config()
-            registry = ToolRegistry(
-                list(STANDARD_TOOLS.values()), profile=cfg.profile, capabilities=cfg.capabilities
-            )
-            interp = AsyncInterpreter(cfg, registry=registry)
-            system = interp.system_prompt()
-            path = out / f"{v.name}-{k}.jsonl"
-            if path.exists():
-                path.unlink()
-            header = Header(
-                config=cfg.model_dump(mode="json"),
-                templates=interp.renderer.template_hashes(),
-                variant=v.name,
-                tools=list(STANDARD_TOOLS),
-                title=f"{v.name}, trial {k}",
-                description=task,
-            )
-            model = model_factory()
-            writer = TranscriptWriter(path, header)
-            writer.message("system", system)
-            writer.message("user", task)
-
-            def record(event: LoopEvent, w: TranscriptWriter = writer) -> None:
-                if event.kind == "turn" and event.turn is not None:
-                    w.turn(event.turn, event.usage)
-                elif event.kind in ("nudge", "budget") and event.note is not None:
-                    w.note(event.kind, event.note)
-
-            start = time.monotonic()
-            try:
-                res = await arun_loop(
-                    model,
-                    [{"role": "system", "content": system}, {"role": "user", "content": task}],
-                    interpreter=interp,
-                    max_turns=max_turns,
-                    on_event=record,
-                )
-            finally:
-                writer.close()
-                await interp.aclose()
-            seconds = time.monotonic() - start
-            success = check(res) if check is not None else res.stop_reason == "completed"
-            report = write_report(out / f"{v.name}-{k}.html", path)
-            trial = Trial(
-                v.name,
-                k,
-                success,
-                res.stop_reason,
-                len(res.turns),
-                sum(1 for t in res.turns if any(o.status in ("invalid", "refused") for o in t.outcomes)),
-                res.usage.total_tokens,
-                seconds,
-                path,
-                report,
-                estimated=res.usage.estimated_calls > 0,
-            )
-            stats.trials.append(trial)
-            if progress is not None:
-                progress(
-                    f"{v.name} trial {k}/{trials}: {'success' if success else 'failure'} ({res.stop_reason}),"
-                    f" {trial.turns} turns, {trial.mistakes} mistakes,"
-                    f" {'~' if trial.estimated else ''}{trial.tokens:,} tokens, {seconds:.1f} s"
-                )
-        all_stats.append(stats)
-    _write_summary(out / "summary.html", all_stats, task)
-    (out / "summary.json").write_text(json.dumps([s.to_json() for s in all_stats], indent=2))
-    return all_stats
-
-
-def _write_summary(path: Path, stats: Sequence[TrialStats], task: str) -> None:
-    from .render import render_html
-
-    rows = [
-        {
-            "cells": s.row(),
-            "trials": [
-                {
-                    "name": f"trial {t.index}",
-                    "href": t.report.name,
-                    "success": t.success,
-                    "stop": t.stop_reason,
-                }
-                for t in s.trials
-            ],
-        }
-        for s in stats
-    ]
-    path.write_text(render_html("summary.html.j2", task=task, rows=rows), encoding="utf-8")
 
 
 def scores_for(paths: Sequence[str | Path], variants: Sequence[Variant]) -> list[Scores]:
