@@ -1,18 +1,25 @@
 """A field that received a secret is painted over in every screenshot of the session, pixel for pixel;
-a field that received ordinary text is not."""
+a field that received ordinary text is not.  A recording that keeps a secret masks its field as it
+records, so that its replay has no drift there; a recording made before it did still replays."""
 
 from __future__ import annotations
 
+import asyncio
 import io
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ba
+from helpers import SITE, ba
 from PIL import Image
 
 from xmltools.config import Config
-from xmltools.interpreter import AsyncInterpreter
+from xmltools.interpreter import AsyncInterpreter, Interpreter
+from xmltools.replaying import replay
 from xmltools.results import Observation
+from xmltools.serve import serve_directory
+from xmltools.transcript import TranscriptWriter, load_transcript
 
 MAGENTA = (255, 0, 255)
 SECRET = "correct horse battery staple"
@@ -119,3 +126,70 @@ async def test_a_replay_keeps_a_bound_secret_to_its_origin(tmp_path: Any) -> Non
     assert not here.failures and not here.drifts, here.summary()
     for path in tmp_path.glob("*.jsonl"):
         assert SECRET not in path.read_text() and "{secret:PASSWORD}" in path.read_text()
+
+
+PASSWORD = "lovelace"  # fixtures/site/app signs ada in with it
+PASSWORD_BOX = {"x": 300, "y": 180, "width": 300, "height": 40}  # the password field, as the page places it
+
+
+def record_sign_in(path: Path, base: str, known_by: str) -> None:
+    """A host's own loop signs ada in; the model writes the password out (its task told it). The
+    secret is known to the host's TranscriptWriter (``writer``), to the interpreter that records
+    (``interpreter``), or to nobody (``nobody``: as a recording made before fields were masked at
+    record time looks, once its password is written as ``{secret:PASSWORD}``)."""
+    secrets = {"PASSWORD": PASSWORD}
+    with Interpreter(Config(), secrets=secrets if known_by == "interpreter" else None) as it:
+        if known_by == "interpreter":
+            rec = it.record(path, base_url=base)
+        else:
+            rec = TranscriptWriter(
+                path, config=it.config, secrets=secrets if known_by == "writer" else {}, base_url=base
+            )
+        steps = [
+            ba("launch", url=f"{base}/index.html"),
+            ba("click", coordinate="450,140"),
+            ba("type", text="ada"),
+            ba("click", coordinate="450,200"),
+            ba("type", text=PASSWORD),
+            ba("click", coordinate="450,140"),  # the password field is still in view, not focused
+            ba("click", coordinate="450,262"),  # Sign in
+            ba("close"),
+        ]
+        for step in steps:
+            turn = it.handle(step)
+            assert [o.status for o in turn.outcomes] == ["ok"], turn.outcomes
+            if known_by != "interpreter":
+                rec.turn(turn)
+        rec.close()
+
+
+def shot_of(path: Path, step: int) -> Observation:
+    """The recorded observation of a step, with its screenshot."""
+    t = load_transcript(path)
+    obs = list(t.steps())[step - 1][1][0].observation
+    assert obs is not None
+    shot = t.screenshot(obs)
+    assert shot is not None
+    return Observation(url=obs.url, title=obs.title, viewport=obs.viewport, screenshot=shot)
+
+
+def test_a_recording_whose_field_was_not_masked_still_replays_without_drift(tmp_path: Path) -> None:
+    """A recording made before fields were masked at record time: the password's dots are in its
+    screenshots, the replay paints the field over, and that field is left out of the comparison on
+    both sides."""
+    path = tmp_path / "signin.jsonl"
+    with serve_directory(SITE / "app") as base:
+        record_sign_in(path, base, "nobody")
+        lines = path.read_text().splitlines()
+        header = json.loads(lines[0])
+        header["secrets"] = ["PASSWORD"]
+        old = "\n".join([json.dumps(header), *lines[1:]]).replace(PASSWORD, "{secret:PASSWORD}")
+        path.write_text(old + "\n")
+        result = asyncio.run(replay(path, base_url=base, secrets={"PASSWORD": PASSWORD}))
+    assert result.ok and not result.drifts, result.summary()
+    for step in (5, 6):
+        share, dark = _inside(shot_of(path, step), PASSWORD_BOX)
+        assert share < 0.01 and dark > 20, (step, share, dark)  # the dots, as recorded
+        live = result.steps[step - 1].shots[0].live
+        share, dark = _inside(shot_of(path, step).model_copy(update={"screenshot": live}), PASSWORD_BOX)
+        assert share > 0.95 and dark == 0, (step, share, dark)  # painted over, live

@@ -492,6 +492,13 @@ class BrowserSession:
         in the current page; a selector that matches nothing, or is not valid, gives none."""
         return await self._on_pool(self.idle.using(self.observer.boxes(selectors)))
 
+    async def secret_boxes(self) -> list[tuple[float, float, float, float]]:
+        """The viewport boxes of the fields painted over in this session's screenshots because they
+        received a secret (none when no field did)."""
+        if not self.observer.masking:
+            return []
+        return await self.boxes([f"[{scripts.SECRET}]"])
+
 
 class _Control:
     """What a handler may do to its session: end it (as close() does), or drop it (its last tab closed)."""
