@@ -17,8 +17,13 @@ origins=["https://app.example.com"])`` is typed only into pages of those
 origins, and a call that would fill it anywhere else is refused before it
 runs (a look-alike sign-in page gets nothing).  ``Secret.totp(seed)`` is a
 one-time code, the current one at each use (pyotp).  A plain string stays
-what it was, a secret for any site, and says so once in a warning.  Pure: no
-browser, no templates.
+what it was, a secret for any site, and says so once in a warning.
+
+A transcript writer that keeps values out of its file says so while it is
+open (:func:`recording_secrets`): a field an interpreter of this process types
+one of them into is painted over in its screenshots, as one that received a
+``{secret:NAME}`` is, so that the recording shows it as its replay will.
+Pure: no browser, no templates.
 """
 
 from __future__ import annotations
@@ -26,7 +31,9 @@ from __future__ import annotations
 import html
 import os
 import re
+import threading
 import warnings
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import quote, quote_plus, urlsplit
@@ -46,6 +53,9 @@ __all__ = [
     "names_in",
     "origin_of",
     "placeholder",
+    "recorded_secrets",
+    "recording_ended",
+    "recording_secrets",
     "resolve",
 ]
 
@@ -242,3 +252,31 @@ def resolve(
         )
     check_secret_names(out)
     return out
+
+
+# the values each open recording keeps out of its file, by recording (a writer; gone with it)
+_recording: weakref.WeakKeyDictionary[object, tuple[str, ...]] = weakref.WeakKeyDictionary()
+_recording_lock = threading.Lock()
+
+
+def recording_secrets(recording: object, values: Iterable[str]) -> None:
+    """``recording`` (a transcript writer) keeps ``values`` out of its file until
+    :func:`recording_ended`: a field they are typed into is painted over in screenshots meanwhile."""
+    kept = tuple(v for v in dict.fromkeys(values) if v)
+    with _recording_lock:
+        if kept:
+            _recording[recording] = kept
+        else:
+            _recording.pop(recording, None)
+
+
+def recording_ended(recording: object) -> None:
+    """``recording`` is closed: its values are no longer masked on its account."""
+    with _recording_lock:
+        _recording.pop(recording, None)
+
+
+def recorded_secrets() -> tuple[str, ...]:
+    """Every value an open recording of this process keeps out of its file."""
+    with _recording_lock:
+        return tuple(dict.fromkeys(v for values in _recording.values() for v in values))

@@ -38,7 +38,7 @@ from .expectations import Expectation, ExpectationFailed
 from .parser import ToolUse
 from .profiles import PROFILES
 from .results import Failure, Observation, Screenshot
-from .secrets import Hider, Secret, check_secret_names, fixed_values
+from .secrets import Hider, Secret, check_secret_names, fixed_values, recording_ended, recording_secrets
 from .tools import STANDARD_TOOLS, ToolRegistry
 from .transcript_format import (
     FORMAT_VERSION,
@@ -371,7 +371,9 @@ class TranscriptWriter:
 
     ``secrets`` keeps secrets out of the file: a mapping ``{"PASSWORD": "hunter2"}``
     writes each value as ``{secret:PASSWORD}``, which a replay fills in again;
-    plain values (an API key) are written as ``[redacted]``.
+    plain values (an API key) are written as ``[redacted]``.  Until the writer
+    is closed, a field an interpreter types one of these values into is painted
+    over in its screenshots, as a replay paints it (see :mod:`xmltools.secrets`).
 
     Every record given is written, whatever text it holds.  The file is UTF-8,
     and the one thing UTF-8 cannot encode, a lone surrogate (``'T\\udc00'``, as
@@ -399,6 +401,9 @@ class TranscriptWriter:
         plain = [] if isinstance(secrets, Mapping) else [s for s in secrets if s]
         check_secret_names(named)
         self._hide = Hider(named, plain)
+        # while it is open, a field one of these values is typed into is masked in screenshots, so
+        # that the recorded screenshots show it as a replay (which types {secret:NAME}) will
+        recording_secrets(self, [*named.values(), *plain])
         self.base_url = base_url
         self._n = 0
         # an interpreter's writer checks each assertion in its browser before writing it: at once
@@ -435,6 +440,7 @@ class TranscriptWriter:
         self.close()
 
     def close(self) -> None:
+        recording_ended(self)
         if not self._f.closed:
             self._f.close()
 

@@ -14,6 +14,7 @@ import pytest
 from helpers import SITE, ba
 from PIL import Image
 
+from xmltools.cli import main
 from xmltools.config import Config
 from xmltools.interpreter import AsyncInterpreter, Interpreter
 from xmltools.replaying import replay
@@ -171,6 +172,25 @@ def shot_of(path: Path, step: int) -> Observation:
     shot = t.screenshot(obs)
     assert shot is not None
     return Observation(url=obs.url, title=obs.title, viewport=obs.viewport, screenshot=shot)
+
+
+@pytest.mark.parametrize("known_by", ["writer", "interpreter"])
+def test_a_sign_in_recorded_with_a_secret_shows_it_masked_and_replays_without_drift(
+    tmp_path: Path, capsys: Any, known_by: str
+) -> None:
+    """The password is written out by the model: the recording that keeps it secret masks its field
+    at record time, in the screenshot of the step that typed it and of the next, as the replay
+    (which types {secret:PASSWORD}) masks it; the replay has no drift."""
+    path = tmp_path / "signin.jsonl"
+    with serve_directory(SITE / "app") as base:
+        record_sign_in(path, base, known_by)
+        assert main(["replay", str(path), "--base-url", base, "--secret", f"PASSWORD={PASSWORD}"]) == 0
+    out = capsys.readouterr().out
+    assert "8 steps replayed (live): no drift" in out, out
+    assert PASSWORD not in path.read_text() and "<text>{secret:PASSWORD}</text>" in path.read_text()
+    for step in (5, 6):
+        share, dark = _inside(shot_of(path, step), PASSWORD_BOX)
+        assert share > 0.95 and dark == 0, (step, share, dark)
 
 
 def test_a_recording_whose_field_was_not_masked_still_replays_without_drift(tmp_path: Path) -> None:

@@ -175,3 +175,23 @@ async def test_a_turn_of_many_calls_is_synced_once(tmp_path: Path, monkeypatch: 
     assert len(synced) == 1 and elapsed < 20  # one fsync per record (and a quadratic index) took minutes
     records = load_transcript(tmp_path / "many.jsonl").records
     assert len(records) == 5_002 and [r.call.index for r in records[-3:]] == [4_998, 4_999, 5_000]  # type: ignore[union-attr]
+
+
+def test_an_open_writer_s_secrets_are_masked_where_the_model_writes_them_out(tmp_path: Path) -> None:
+    """While a writer that keeps a value out of its file is open, a call that types that value written
+    out counts as typing a secret (its field is painted over in screenshots); once closed, not."""
+    from xmltools.interpreter.secrecy import SecretGuard
+    from xmltools.parser import ToolUse
+    from xmltools.secrets import recorded_secrets
+
+    guard = SecretGuard(None)
+    typed = ToolUse("browser_action", {"action": "type", "text": "hunter2"})
+    assert not guard.types_secret(typed)
+    assert guard.types_secret(ToolUse("browser_action", {"action": "type", "text": "{secret:PASSWORD}"}))
+    with TranscriptWriter(tmp_path / "a.jsonl", secrets={"PASSWORD": "hunter2"}):
+        assert "hunter2" in recorded_secrets()
+        assert guard.types_secret(typed)
+        assert not guard.types_secret(ToolUse("browser_action", {"action": "type", "text": "ada"}))
+    assert "hunter2" not in recorded_secrets() and not guard.types_secret(typed)
+    with TranscriptWriter(tmp_path / "b.jsonl", secrets=["sk-live-1"]):  # a plain value, [redacted]
+        assert guard.types_secret(ToolUse("browser_action", {"action": "type", "text": "sk-live-1"}))

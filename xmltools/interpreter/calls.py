@@ -234,7 +234,7 @@ class CallRunner:
             prepare(
                 record_identity=self.record_identity,
                 expected=self.expected.pop(name, None),
-                secret=any("{secret:" in v for v in call.params.values()),
+                secret=self.secrets.types_secret(call),
             )
         try:
             result = self.secrets.result(await browser.run(to_run))

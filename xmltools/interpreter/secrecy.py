@@ -7,7 +7,9 @@ the browser types the value; every result, error and note that goes back to
 the model has the value (and its encoded forms, see
 :class:`xmltools.secrets.Hider`) replaced by the placeholder again.  A bound
 secret is refused (:meth:`SecretGuard.refusal`) for a page of another origin
-before the call runs.  Screenshots are masked by the browser.
+before the call runs.  Screenshots are masked by the browser: the field a call
+types a secret into (a placeholder, or a value this guard or an open recording
+keeps secret, written out: :meth:`SecretGuard.types_secret`) is painted over.
 
 Pure: no browser, no templates.
 """
@@ -19,7 +21,7 @@ from dataclasses import replace
 
 from ..parser import ToolUse
 from ..results import Failure, Identity, Observation
-from ..secrets import Hider, Secret, as_secrets, names_in, origin_of
+from ..secrets import Hider, Secret, as_secrets, names_in, origin_of, recorded_secrets
 from ..secrets import fill as fill_secrets
 from ..tools import CallError, ToolRegistry
 from ..turn import Rendered
@@ -49,6 +51,13 @@ class SecretGuard:
                 here = origin_of(url)
                 return f"the secret {name} is only for {allowed}, and this page is {here}"
         return None
+
+    def types_secret(self, call: ToolUse) -> bool:
+        """Whether a call carries a secret into the page: a ``{secret:NAME}``, or a value written out
+        that this guard or an open recording keeps secret (its field is painted over in screenshots,
+        so that a recording shows it as its replay, which types the placeholder, will)."""
+        values = [v for v in (*self.values.values(), *recorded_secrets()) if v]
+        return any("{secret:" in p or any(v in p for v in values) for p in call.params.values())
 
     def fill(self, call: ToolUse, registry: ToolRegistry) -> ToolUse | CallError:
         """The browser call with its placeholders filled in, or an error naming an unknown secret."""
