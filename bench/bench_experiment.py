@@ -2,7 +2,9 @@
 
 2 variants × 2 models × 2 tasks × N trials (8 by default) against two
 OpenAI-compatible loopback servers that take ``--latency`` seconds (1 by
-default, a realistic model's) before each reply.  Measured in one run:
+default, a realistic model's) before each reply, through the models the
+command line makes (``default_model``: the SDK's async client).  Measured in
+one run:
 
 - the serial run's wall time (one trial at a time, no cache);
 - the same matrix with ``--concurrency`` trials at once (8), as a share of the serial time;
@@ -37,8 +39,8 @@ from xmltools.lab import Experiment, run_experiment
 from xmltools.lab.matrix import comparisons
 from xmltools.lab.plan import CheckSpec, Limits, ModelSpec, TaskSpec, VariantSpec
 from xmltools.lab.report import write_experiment_report
+from xmltools.lab.runner import default_model
 from xmltools.lab.store import Store
-from xmltools.models import OpenAIModel
 
 SITE = Path(__file__).parent.parent / "fixtures" / "site"
 GOALS = (
@@ -95,11 +97,11 @@ def matrix(folder: Path, bases: list[str], trials: int) -> Experiment:
     )
 
 
-def maker(spec: ModelSpec, cell: tuple[str, str, str, int]) -> OpenAIModel:
-    import openai
-
-    client = openai.AsyncOpenAI(base_url=spec.base_url, api_key="k", max_retries=0, timeout=60)
-    return OpenAIModel(client, spec.api_name, user="-".join(map(str, cell)))
+def maker(spec: ModelSpec, cell: tuple[str, str, str, int]) -> Any:
+    """The model ``xmltools experiment run`` makes (its client shared by the run's trials), with the
+    trial's name in the request's ``user``: the scripted servers draw each trial's fate from it."""
+    user = "-".join(map(str, cell))
+    return default_model(spec.model_copy(update={"options": {**spec.options, "user": user}}), cell)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,7 +13,8 @@ has a ``system`` role among its messages, an empty or blank text block, or an
 image block that is not a base64 or URL source; tests read the reason in
 ``rejected``.  Every request body is kept in ``requests`` (its headers in
 ``headers``, the API key it sent in ``api_keys``), and the usage each reply
-reported in ``usages``.
+reported in ``usages``.  ``latency=`` makes each answer wait, and
+``most_in_flight`` counts the requests answered at once.
 """
 
 from __future__ import annotations
@@ -77,8 +78,10 @@ def problem(body: dict[str, Any]) -> str | None:
 
 
 class AnthropicServer(LoopbackServer):
-    def __init__(self, script: Script, *, chunk: int = 7, delay: float = 0.0, strict: bool = True) -> None:
-        super().__init__(script, chunk=chunk, delay=delay)
+    def __init__(
+        self, script: Script, *, chunk: int = 7, delay: float = 0.0, latency: float = 0.0, strict: bool = True
+    ) -> None:
+        super().__init__(script, chunk=chunk, delay=delay, latency=latency)
         self.strict = strict
         self.headers: list[dict[str, str]] = []
         self.api_keys: list[str | None] = []  # the key of each request: x-api-key, or a Bearer token
@@ -97,6 +100,10 @@ class AnthropicServer(LoopbackServer):
                     self._error(404, "not_found_error", f"no route {self.path}")
                     return
                 body = self.read_json()
+                with server.answering():
+                    self._answer(body)
+
+            def _answer(self, body: dict[str, Any]) -> None:
                 failure = server.received(body)  # "529", "500", "drop" or "error_event"
                 with server.lock:
                     server.headers.append({k.lower(): v for k, v in self.headers.items()})

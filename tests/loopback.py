@@ -2,7 +2,8 @@
 
 The base keeps what both share: the script that decides each reply, the
 requests received, failures armed for the next request, streams the client
-cut, serving on a free port, and writing JSON or a chunked event stream.  Each
+cut, a latency before each answer and the requests answered at once, serving
+on a free port, and writing JSON or a chunked event stream.  Each
 stand-in adds its own routes and the shape of its API.
 """
 
@@ -79,10 +80,13 @@ class LoopbackServer:
 
     base_path = ""
 
-    def __init__(self, script: Script, *, chunk: int = 7, delay: float = 0.0) -> None:
+    def __init__(self, script: Script, *, chunk: int = 7, delay: float = 0.0, latency: float = 0.0) -> None:
         self.script = script
         self.chunk = chunk  # characters of the reply per streamed event
         self.delay = delay  # seconds between streamed events
+        self.latency = latency  # seconds before each answer, as a model thinks before it replies
+        self.in_flight = 0  # requests being answered now
+        self.most_in_flight = 0  # the most requests answered at once
         self.requests: list[dict[str, Any]] = []
         self.fail_next: list[str] = []  # failures armed, consumed one per request
         self.cut_streams = 0  # streams the client closed before the end
@@ -96,6 +100,20 @@ class LoopbackServer:
         with self.lock:
             self.requests.append(body)
             return self.fail_next.pop(0) if self.fail_next else None
+
+    @contextmanager
+    def answering(self) -> Iterator[None]:
+        """One request answered (in flight until its answer or stream ends), after ``latency`` seconds."""
+        with self.lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            if self.latency:
+                time.sleep(self.latency)
+            yield
+        finally:
+            with self.lock:
+                self.in_flight -= 1
 
     def pieces(self, reply: str) -> list[str]:
         """The reply cut into the pieces that are streamed."""

@@ -3,6 +3,8 @@
 It answers ``POST /v1/chat/completions``, streaming (server-sent events) and
 not.  A script decides each reply from the request; failure modes (an HTTP
 500, a connection dropped mid-stream) can be armed for the next request.
+``latency=`` makes each answer wait, and ``most_in_flight`` counts the
+requests answered at once.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ class ScriptedServer(LoopbackServer):
                     self.send_error(404)
                     return
                 body = self.read_json()
+                with server.answering():
+                    self._answer(body)
+
+            def _answer(self, body: dict[str, Any]) -> None:
                 failure = server.received(body)  # "500" or "drop"
                 if failure == "500":
                     self._json(500, {"error": {"message": "scripted failure", "type": "server_error"}})

@@ -8,6 +8,12 @@
 * :func:`model_chunks` calls any of these, or a plain callable
   ``messages -> str | iterator of str``, and yields the reply as chunks.
 
+Neither adapter blocks the event loop, whichever client it is given: an async
+client's calls are awaited, and a sync client's request and every read of its
+stream run on a daemon thread of their own (:mod:`xmltools._sdkcall`), so many
+trials of an experiment wait on their models at once.  :func:`build_model`
+(what the command line uses) makes async clients.
+
 A failed call is a :class:`~xmltools.errors.ModelError` (the host's problem,
 exit code 3), never a message to the model.  Imports no browser and no templates.
 """
@@ -20,6 +26,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._sdkcall import SdkCall, as_async
 from .errors import ModelError, UsageError
 
 __all__ = [
@@ -29,6 +36,7 @@ __all__ = [
     "Model",
     "OpenAIModel",
     "Usage",
+    "aclose_client",
     "anthropic_messages",
     "build_model",
     "model_chunks",
@@ -98,8 +106,11 @@ class Usage:
 class OpenAIModel:
     """An OpenAI-compatible chat model, streamed and cut after the first complete call.
 
-    ``OpenAIModel(openai.OpenAI(base_url=..., api_key=...), "model-name")``; an
-    ``AsyncOpenAI`` client works too.  ``create_args`` go to
+    ``OpenAIModel(openai.AsyncOpenAI(base_url=..., api_key=...), "model-name")``;
+    a sync ``OpenAI`` client works too, its calls made on a thread of their own
+    (the event loop never waits on them).  An async client belongs to the event
+    loop it first ran on: drive it from one loop (``arun_loop``, or a single
+    ``run_loop``).  ``create_args`` go to
     ``client.chat.completions.create``; those the SDK does not name (``top_k``
     for a vLLM server, say) go in its ``extra_body``, into the request.
     ``usage`` accumulates token counts.
@@ -125,66 +136,46 @@ class OpenAIModel:
         if self.stream:
             args["stream"] = True
             args.setdefault("stream_options", {"include_usage": True})
+        call = SdkCall(self.client.chat.completions.create)
         try:
-            create = self.client.chat.completions.create
-            res = create(**_fit_args(create, args))
-            if inspect.isawaitable(res):
-                res = await res
-        except Exception as e:
-            raise ModelError(f"the model endpoint failed: {type(e).__name__}: {e}") from e
-        if not self.stream:
-            content = (res.choices[0].message.content if res.choices else "") or ""
-            if not self._chunk_usage(res):
-                self.usage.estimate(messages, content)
-            yield content
-            return
-        finished = False
-        reported = False
-        received: list[str] = []
-        try:
-            async for chunk in _as_async(res):
-                reported = self._chunk_usage(chunk) or reported
-                finished = finished or _finished(chunk)
-                text = _delta(chunk)
-                if text:
-                    received.append(text)
-                    yield text
-        except GeneratorExit:
-            raise
-        except Exception as e:
-            raise ModelError(f"the model's stream broke off: {type(e).__name__}: {e}") from e
+            try:
+                res = await call.start(args)
+            except Exception as e:
+                raise ModelError(f"the model endpoint failed: {type(e).__name__}: {e}") from e
+            if not self.stream:
+                content = (res.choices[0].message.content if res.choices else "") or ""
+                if not self._chunk_usage(res):
+                    self.usage.estimate(messages, content)
+                yield content
+                return
+            finished = False
+            reported = False
+            received: list[str] = []
+            events = call.items(res)
+            try:
+                async for chunk in events:
+                    reported = self._chunk_usage(chunk) or reported
+                    finished = finished or _finished(chunk)
+                    text = _delta(chunk)
+                    if text:
+                        received.append(text)
+                        yield text
+            except GeneratorExit:
+                raise
+            except Exception as e:
+                raise ModelError(f"the model's stream broke off: {type(e).__name__}: {e}") from e
+            finally:
+                if not reported:
+                    self.usage.estimate(messages, "".join(received))
+                with contextlib.suppress(Exception):  # what broke the stream was said above
+                    await events.aclose()
+                await call.close(res)
+            if not finished:
+                raise ModelError(
+                    "the model's stream ended without a finish reason: the reply may be cut short"
+                )
         finally:
-            if not reported:
-                self.usage.estimate(messages, "".join(received))
-            close = getattr(res, "close", None)
-            if close is not None:
-                out = close()
-                if inspect.isawaitable(out):
-                    await out
-        if not finished:
-            raise ModelError("the model's stream ended without a finish reason: the reply may be cut short")
-
-
-async def _as_async(items: Any) -> AsyncGenerator[Any, None]:
-    """Iterate a sync or an async iterable the same way; closing this closes the iterator under it."""
-    if hasattr(items, "__aiter__"):
-        ait = items.__aiter__()
-        try:
-            async for x in ait:
-                yield x
-        finally:
-            aclose = getattr(ait, "aclose", None)
-            if aclose is not None:
-                await aclose()
-    else:
-        it = iter(items)
-        try:
-            for x in it:
-                yield x
-        finally:
-            close = getattr(it, "close", None)
-            if close is not None:
-                close()
+            call.end()
 
 
 def _finished(chunk: Any) -> bool:
@@ -203,8 +194,9 @@ def _delta(chunk: Any) -> str:
 class AnthropicModel:
     """A model behind Anthropic's Messages API, streamed and cut after the first complete call.
 
-    ``AnthropicModel(anthropic.Anthropic(), "model-name")``; an ``AsyncAnthropic``
-    client works too.  The conversation's system messages are sent as
+    ``AnthropicModel(anthropic.AsyncAnthropic(), "model-name")``; a sync
+    ``Anthropic`` client works too, its calls made on a thread of their own (the
+    event loop never waits on them).  The conversation's system messages are sent as
     ``system=``; the others are put in the Messages API's shape: OpenAI-style
     ``image_url`` parts become image blocks (so a history rendered in either
     shape works), and consecutive messages of one role are merged into one, as
@@ -251,28 +243,42 @@ class AnthropicModel:
         self.usage.calls += 1
         if self.stream:
             args["stream"] = True
+        call = SdkCall(self.client.messages.create)
         try:
-            create = self.client.messages.create
-            res = create(**_fit_args(create, args))
-            if inspect.isawaitable(res):
-                res = await res
-        except Exception as e:
-            raise ModelError(_anthropic_failure("the model endpoint failed", e)) from e
-        if not self.stream:
-            blocks = getattr(res, "content", None) or []
-            text = "".join(str(getattr(b, "text", "")) for b in blocks if getattr(b, "type", None) == "text")
-            u = getattr(res, "usage", None)
-            if u is not None and getattr(u, "output_tokens", None) is not None:
-                self.usage.add(_input_tokens(u), u.output_tokens)
-            else:
-                self.usage.estimate(messages, text)
-            yield text
-            return
+            try:
+                res = await call.start(args)
+            except Exception as e:
+                raise ModelError(_anthropic_failure("the model endpoint failed", e)) from e
+            if not self.stream:
+                blocks = getattr(res, "content", None) or []
+                text = "".join(
+                    str(getattr(b, "text", "")) for b in blocks if getattr(b, "type", None) == "text"
+                )
+                u = getattr(res, "usage", None)
+                if u is not None and getattr(u, "output_tokens", None) is not None:
+                    self.usage.add(_input_tokens(u), u.output_tokens)
+                else:
+                    self.usage.estimate(messages, text)
+                yield text
+                return
+            pieces = self._pieces(messages, call, res)
+            try:
+                async for piece in pieces:
+                    yield piece
+            finally:
+                await pieces.aclose()  # its stream is closed before the worker ends
+        finally:
+            call.end()
+
+    async def _pieces(
+        self, messages: list[dict[str, Any]], call: SdkCall, res: Any
+    ) -> AsyncGenerator[str, None]:
+        """The text of a stream's events, counting the tokens they report."""
         prompt: int | None = None  # message_start reports the prompt's tokens
         completion: int | None = None  # message_delta reports the completion's (a running total)
         stopped = False
         received: list[str] = []
-        events = _as_async(res)
+        events = call.items(res)
         try:
             async for event in events:
                 kind = getattr(event, "type", None)
@@ -304,12 +310,8 @@ class AnthropicModel:
             self._count(messages, "".join(received), prompt, completion)
             with contextlib.suppress(Exception):  # a connection already broken may fail to close
                 await events.aclose()
-            close = getattr(res, "close", None)
-            if close is not None:
-                with contextlib.suppress(Exception):
-                    out = close()
-                    if inspect.isawaitable(out):
-                        await out
+            with contextlib.suppress(Exception):
+                await call.close(res)
         if not stopped:
             raise ModelError("the model's stream ended without message_stop: the reply may be cut short")
 
@@ -323,26 +325,6 @@ class AnthropicModel:
             self.usage.estimated_calls += 1
         else:
             self.usage.estimate(messages, reply)
-
-
-def _fit_args(create: Callable[..., Any], args: dict[str, Any]) -> dict[str, Any]:
-    """Move the options this SDK's ``create`` does not name into ``extra_body``, to be sent as they are.
-
-    SDK versions differ in the request fields they name (recent ones have no
-    ``temperature`` or ``top_k``); the API is the judge of what it accepts.
-    """
-    try:
-        params = inspect.signature(create).parameters
-    except (TypeError, ValueError):
-        return args
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return args
-    unnamed = {k: v for k, v in args.items() if k not in params}
-    if not unnamed or "extra_body" not in params:
-        return args
-    fitted = {k: v for k, v in args.items() if k in params}
-    fitted["extra_body"] = {**unnamed, **(args.get("extra_body") or {})}
-    return fitted
 
 
 def _input_tokens(u: Any) -> int:
@@ -475,7 +457,7 @@ async def model_chunks(model: AnyModel, messages: list[dict[str, Any]]) -> Async
     if isinstance(out, str):
         yield out
     elif hasattr(out, "__aiter__") or hasattr(out, "__iter__"):
-        chunks = _as_async(out)
+        chunks = as_async(out)
         try:
             async for c in chunks:
                 yield str(c)
@@ -495,10 +477,15 @@ def build_model(
     stream: bool = True,
     options: dict[str, Any] | None = None,
     flag: str = "--base-url",
+    client: Any = None,
 ) -> OpenAIModel | AnthropicModel:
     """The model to talk to: ``provider`` openai (any compatible server, the ``openai`` SDK) or
-    anthropic (its SDK).  A missing key variable or address is a UsageError of one line, naming
-    ``flag`` (the option that gives the address)."""
+    anthropic (its SDK), over the SDK's async client (``AsyncOpenAI``, ``AsyncAnthropic``), so that
+    the trials of an experiment wait on the model together.  Use it from one event loop: an async
+    client's connections belong to the loop they were opened on (:func:`aclose_client` closes them).
+    ``client`` is one this function made before, to share (its address, key and retries are kept).
+    A missing key variable or address is a UsageError of one line, naming ``flag`` (the option that
+    gives the address)."""
     import os
 
     options = dict(options or {})
@@ -523,9 +510,8 @@ def build_model(
         if key is not None:
             client_args["api_key"] = key
         max_tokens = options.pop("max_tokens", 4096)
-        return AnthropicModel(
-            anthropic.Anthropic(**client_args), name, stream=stream, max_tokens=max_tokens, **options
-        )
+        client = client or anthropic.AsyncAnthropic(**client_args)
+        return AnthropicModel(client, name, stream=stream, max_tokens=max_tokens, **options)
     try:
         import openai
     except ImportError as e:  # pragma: no cover - the extra is missing
@@ -540,5 +526,16 @@ def build_model(
         )
     if key is None:
         key = os.environ.get("OPENAI_API_KEY") or "not-needed"
-    client = openai.OpenAI(base_url=base_url, api_key=key, max_retries=retries)
+    client = client or openai.AsyncOpenAI(base_url=base_url, api_key=key, max_retries=retries)
     return OpenAIModel(client, name, stream=stream, **options)
+
+
+async def aclose_client(client: Any) -> None:
+    """Close an SDK client, async or sync (its connections; a client of a closed loop says nothing)."""
+    close = getattr(client, "close", None)
+    if close is None:
+        return
+    with contextlib.suppress(Exception):
+        out = close()
+        if inspect.isawaitable(out):
+            await out

@@ -15,15 +15,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-import openai
 from helpers import SITE, ba
 from openai_server import ScriptedServer
 
 from xmltools.browser.session import BrowserSession
 from xmltools.lab import Experiment, load_experiment, run_experiment
 from xmltools.lab.matrix import cells, comparisons, format_matrix
+from xmltools.lab.plan import ModelSpec
 from xmltools.lab.report import write_experiment_report
-from xmltools.models import OpenAIModel
+from xmltools.lab.runner import default_model
 from xmltools.results import Observation
 from xmltools.serve import serve_directory
 
@@ -94,9 +94,12 @@ checks = [{{ kind = "url", value = "/form.html" }}, {{ kind = "text", value = "W
 
 
 def maker(base: str) -> Any:
-    def make(spec: Any, cell: tuple[str, str, str, int]) -> OpenAIModel:
-        client = openai.AsyncOpenAI(base_url=base, api_key="k", max_retries=0, timeout=30)
-        return OpenAIModel(client, spec.api_name, user="-".join(map(str, cell)))
+    """The model ``xmltools experiment run`` makes, for the scripted server at ``base``, with the
+    trial's seed in the request's ``user`` (the script draws each trial's fate from it)."""
+
+    def make(spec: ModelSpec, cell: tuple[str, str, str, int]) -> Any:
+        options = {**spec.options, "user": "-".join(map(str, cell))}
+        return default_model(spec.model_copy(update={"base_url": base, "options": options}), cell)
 
     return make
 
@@ -321,8 +324,6 @@ def test_a_judge_grades_the_answer_and_the_last_page_against_a_rubric(
 
 def _with_judge(base: str) -> Any:
     """The trial's model from the scripted server; the judge through the factory the CLI uses."""
-    from xmltools.lab.runner import default_model
-
     trial = maker(base)
 
     def make(spec: Any, cell: tuple[str, str, str, int]) -> Any:

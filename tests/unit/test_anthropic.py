@@ -142,6 +142,28 @@ async def test_the_cut_reaches_the_server(kind: str) -> None:
     assert res.usage.estimated_calls == 1
 
 
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_sync_client_waits_off_the_event_loop(stream: bool) -> None:
+    """Two loops at once through one sync ``anthropic.Anthropic`` client, against a server that
+    answers each request after 1 s: both are in flight together, and they end in about 1 s, not 2."""
+    import asyncio
+    import time
+
+    server = AnthropicServer(by_turn([DONE]), latency=1.0)
+    with server.running() as base:
+        shared = client(base)
+        started = time.monotonic()
+        runs = await asyncio.gather(
+            *(
+                arun_loop(AnthropicModel(shared, "m", stream=stream), START, interpreter=interp())
+                for _ in "ab"
+            )
+        )
+        took = time.monotonic() - started
+    assert [r.stop_reason for r in runs] == ["completed", "completed"]
+    assert server.most_in_flight == 2 and took < 1.8, (server.most_in_flight, took)
+
+
 def test_usage_from_the_stream_events() -> None:
     call = "Opening.\n" + ba("launch", url="http://127.0.0.1:9/")  # the reply ends with its call
     server = AnthropicServer(by_turn([call], after="Nothing more to do."))

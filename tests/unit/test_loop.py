@@ -399,3 +399,46 @@ def test_cli_run_openai_needs_a_base_url(
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # read as the SDK reads it: nobody there
     assert main(["run", "--model", "m", "--task", "t", "--max-turns", "1"]) == 3
     assert "model" in capsys.readouterr().err
+
+
+# -- a sync client never blocks the event loop ----------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_sync_client_waits_off_the_event_loop(stream: bool) -> None:
+    """Two completes at once through a sync ``openai.OpenAI`` client, against a server that answers
+    each after 1 s: both requests are in flight together, they end in about 1 s (not 2), and the
+    event loop keeps ticking meanwhile."""
+    import asyncio
+    import time
+
+    from xmltools.models import model_chunks
+
+    server = ScriptedServer(by_turn([DONE]), latency=1.0)
+    gaps: list[float] = []
+
+    async def ticker(done: asyncio.Event) -> None:
+        last = time.monotonic()
+        while not done.is_set():
+            await asyncio.sleep(0.02)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    async def ask(model: OpenAIModel) -> str:
+        return "".join([c async for c in model_chunks(model, [{"role": "user", "content": "x"}])])
+
+    with server.running() as base:
+        sync_client = client(base)
+        models = [OpenAIModel(sync_client, "m", stream=stream) for _ in range(2)]
+        done = asyncio.Event()
+        tick = asyncio.ensure_future(ticker(done))
+        started = time.monotonic()
+        replies = await asyncio.gather(*(ask(m) for m in models))
+        took = time.monotonic() - started
+        done.set()
+        await tick
+    assert replies == [DONE, DONE]
+    assert server.most_in_flight == 2
+    assert took < 1.8, took  # one at a time: 2 s and more
+    assert max(gaps) < 0.5, max(gaps)  # the loop was never held for a request

@@ -59,9 +59,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
+    from .._loop import run_sync
     from ..interpreter import AsyncInterpreter
-    from ..loop import LoopEvent, loop_registry, run_loop, turn_line
-    from ..models import build_model
+    from ..loop import LoopEvent, LoopResult, arun_loop, loop_registry, turn_line
+    from ..models import aclose_client, build_model
     from ..report import write_report
     from ..tools import COMPLETION_TOOL, result_tool
 
@@ -114,10 +115,21 @@ def cmd_run(args: argparse.Namespace) -> int:
                     writer.note(e.kind, e.note)
                 print(f"  {e.kind}: {e.note.splitlines()[0]}", flush=True)
 
+        async def drive() -> LoopResult:
+            try:
+                return await arun_loop(
+                    model,
+                    messages,
+                    interpreter=interp,
+                    max_turns=args.max_turns,
+                    on_event=progress,
+                    result=shape,
+                )
+            finally:
+                await aclose_client(model.client)  # its connections, on the loop they belong to
+
         try:
-            res = run_loop(
-                model, messages, interpreter=interp, max_turns=args.max_turns, on_event=progress, result=shape
-            )
+            res = run_sync(drive())
         except XmltoolsError as e:
             if writer is not None:
                 with contextlib.suppress(XmltoolsError, OSError):

@@ -17,16 +17,20 @@ a killed run resumes where it stopped and no trial runs twice.
   it costs is added to the trial's cost (its tokens are not the trial's).
 - A model that cannot be reached stops the run (the host's problem): what was
   done is kept, and a rerun resumes.
+- The command line's models (:func:`default_model`) talk over the SDKs' async
+  clients, one per model address shared by a run's trials and closed at its
+  end, so that trials wait on their models together.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,7 +40,7 @@ from ..browser.pool import default_pool
 from ..experiment import Variant
 from ..interpreter import AsyncInterpreter
 from ..loop import LoopEvent, LoopResult, arun_loop, loop_registry
-from ..models import build_model
+from ..models import aclose_client, build_model
 from ..serve import serve_directory
 from ..tools import COMPLETION_TOOL
 from ..transcript import Header, TranscriptWriter
@@ -68,10 +72,41 @@ class RunSummary:
         return sum(r.cost for r in self.rows)
 
 
+# the SDK clients of the run going on (in its context), by address and key: its trials share them
+_CLIENTS: contextvars.ContextVar[dict[tuple[str, str | None, str | None], Any] | None]
+_CLIENTS = contextvars.ContextVar("xmltools_lab_clients", default=None)
+
+
 def default_model(spec: ModelSpec, cell: Cell) -> Any:
-    return build_model(
-        spec.provider, spec.api_name, base_url=spec.base_url, api_key_env=spec.key_env, options=spec.options
+    """A trial's model as ``xmltools experiment run`` makes it (:func:`~xmltools.models.build_model`,
+    an async client).  Within :func:`run_experiment`, the trials of a model share one client (made
+    once: an SDK client takes tens of milliseconds to make), which the run closes when it ends."""
+    clients = _CLIENTS.get()
+    key = (spec.provider, spec.base_url, spec.key_env)
+    model = build_model(
+        spec.provider,
+        spec.api_name,
+        base_url=spec.base_url,
+        api_key_env=spec.key_env,
+        options=spec.options,
+        client=clients.get(key) if clients is not None else None,
     )
+    if clients is not None:
+        clients.setdefault(key, model.client)
+    return model
+
+
+@contextlib.asynccontextmanager
+async def _shared_clients() -> AsyncIterator[None]:
+    """The clients :func:`default_model` makes in the block are shared by address, and closed after it."""
+    clients: dict[tuple[str, str | None, str | None], Any] = {}
+    token = _CLIENTS.set(clients)
+    try:
+        yield
+    finally:
+        _CLIENTS.reset(token)
+        for client in clients.values():
+            await aclose_client(client)
 
 
 async def run_experiment(
@@ -112,7 +147,8 @@ async def run_experiment(
     total = len(exp.cells())
     finished = summary.resumed
     started = time.monotonic()
-    with contextlib.ExitStack() as stack:
+    async with contextlib.AsyncExitStack() as stack:
+        await stack.enter_async_context(_shared_clients())
         bases = {
             t.id: stack.enter_context(serve_directory(t.serve)) for t in exp.tasks if t.serve is not None
         }
