@@ -87,7 +87,7 @@ class LoopResult:
     messages: list[dict[str, Any]]
     turns: list[Turn] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
-    output: Any = None  # the typed result (``result=``), once the model completed with a valid one
+    output: Any = None  # the typed result (``result=``) of a valid answer: completed, or a budget's last turn
     nudges: list[Nudge] = field(default_factory=list)  # each time the model was told it goes in circles
     cost: float = 0.0  # dollars, from the usage and ``prices``
     turn_usage: list[TurnUsage] = field(default_factory=list)  # each turn's call, in order
@@ -209,9 +209,13 @@ async def arun_loop(
     tokens) and ``max_seconds``.  At 80% of any, the model is told what is
     left (a ``"budget"`` event); when one is spent, the next turn is the last:
     the model is asked for its final answer, browser calls are refused, and
-    the stop reason names the budget.  A model going round in circles is nudged (``LoopResult.nudges``,
-    a ``"nudge"`` event), and stopped as ``"stuck"`` after the configured
-    number of nudges (``stuck_repeat``, ``stuck_turns``, ``stuck_nudges``).
+    the stop reason names the budget, even when the model answers (with the
+    completion tool: ``output`` is then its typed result, as for
+    ``"completed"``; or without a tool).  ``"completed"`` is kept for a model
+    that ended the task before any budget did.  A model going round in
+    circles is nudged (``LoopResult.nudges``, a ``"nudge"`` event), and
+    stopped as ``"stuck"`` after the configured number of nudges
+    (``stuck_repeat``, ``stuck_turns``, ``stuck_nudges``).
 
     The history passed in is copied; the result holds the full history.  If
     the model fails (an HTTP error, a dropped connection), :class:`ModelError`
@@ -319,23 +323,23 @@ async def arun_loop(
                 break
             await emit(LoopEvent("turn", index, turn, usage=used))
             if not turn.used_tool and not turn.too_large:  # a message too long to read is answered
-                if stop_on_no_tool:
-                    out.stop_reason = "no_tool"
+                if stop_on_no_tool or last is not None:
+                    out.stop_reason = last or "no_tool"  # a budget's last turn ends the run whatever it says
                     break
                 history.append(_note_message(interp, interp.renderer.no_tool()))
                 continue
             if turn.result is not None:
                 history.append(turn.result)
             marks.append(_mark(index, turn, at, at + 1 if turn.result is not None else None))
-            if turn.completed:
-                out.stop_reason = "completed"
+            if turn.completed:  # on a budget's last turn, an answer it asked for: the stop names the budget
+                out.stop_reason = last or "completed"
                 out.output = _output(turn, shape)
-                break
-            if turn.mistake_limit_reached:
-                out.stop_reason = "mistake_limit"
                 break
             if last is not None:
                 out.stop_reason = last
+                break
+            if turn.mistake_limit_reached:
+                out.stop_reason = "mistake_limit"
                 break
             left = budget.warnings(index + 1, out.usage)
             if left:

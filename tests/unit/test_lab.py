@@ -226,3 +226,58 @@ def test_a_judge_is_told_when_the_last_page_cannot_be_read() -> None:
         "(http://127.0.0.1:9/scan.pdf):\n(the page's text could not be read: page.inner_text: Timeout"
         in asked[0]
     )
+
+
+def test_an_answer_a_spent_budget_asked_for_is_kept_but_is_not_a_claim(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``xmltools experiment run`` with two turns a trial and no browser: on task "late" the model errs
+    first (a close with nothing open) and answers on the last turn it is given; on task "early" it
+    answers at once.  The late trials stop as max_turns with their answer checked, and claim nothing;
+    the early ones completed, and claim."""
+    from openai_server import ScriptedServer
+
+    close = "<browser_action><action>close</action></browser_action>"
+    done = "<attempt_completion><result>42</result></attempt_completion>"
+
+    def reply(body: dict[str, Any]) -> str:
+        n = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        late = "late" in body["messages"][1]["content"]
+        return close if late and n == 0 else done
+
+    server = ScriptedServer(reply)
+    with server.running() as base:
+        path = write(
+            tmp_path,
+            f"""
+trials = 2
+[[variants]]
+name = "A"
+[[models]]
+name = "m"
+base_url = "{base}"
+[[tasks]]
+id = "early"
+instruction = "Six times seven, early?"
+checks = [{{ kind = "answer", value = "42" }}]
+[[tasks]]
+id = "late"
+instruction = "Six times seven, late?"
+checks = [{{ kind = "answer", value = "42" }}]
+[limits]
+turns = 2
+""",
+        )
+        assert main(["experiment", "run", str(path), "--out", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    rows = {r.task: r for r in Store(tmp_path / "out" / "results.sqlite").trials()}
+    late, early = rows["late"], rows["early"]
+    assert (late.stop_reason, late.turns, late.answer, late.passed) == ("max_turns", 2, "42", True)
+    assert not late.claimed and not late.false_claim
+    assert (early.stop_reason, early.turns, early.answer, early.claimed, early.passed) == (
+        "completed",
+        1,
+        "42",
+        True,
+        True,
+    )

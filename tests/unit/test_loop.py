@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -399,6 +400,28 @@ def test_cli_run_openai_needs_a_base_url(
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # read as the SDK reads it: nobody there
     assert main(["run", "--model", "m", "--task", "t", "--max-turns", "1"]) == 3
     assert "model" in capsys.readouterr().err
+
+
+def test_cli_run_that_answers_on_its_last_turn_names_the_budget_and_exits_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Any
+) -> None:
+    """``--max-turns 2``: a mistake first (a close with nothing open: no browser needed), then the
+    answer the last turn asks for.  The run did not finish on its own: ``stopped: max_turns``, the
+    recording ends as stopped, and the exit code is 1."""
+    from xmltools.cli import main
+    from xmltools.transcript import load_transcript
+
+    server = ScriptedServer(by_turn([ba("close"), DONE]))
+    record = tmp_path / "run.jsonl"
+    with server.running() as base:
+        args = ["run", "--base-url", base, "--model", "m", "--task", "t", "--max-turns", "2"]
+        rc = main([*args, "--retries", "0", "--record", str(record)])
+    out = capsys.readouterr().out
+    assert "This is your last turn" in json.dumps(server.requests[1]["messages"])
+    assert "turn 2: attempt_completion: ok" in out and "stopped: max_turns after 2 turns" in out, out
+    assert rc == 1
+    end = load_transcript(record).end
+    assert end is not None and (end.outcome, end.reason) == ("stopped", "max_turns")
 
 
 # -- a sync client never blocks the event loop ----------------------------------------------------

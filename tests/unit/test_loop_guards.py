@@ -11,8 +11,8 @@ from helpers import ba
 
 from xmltools.config import Config
 from xmltools.interpreter import AsyncInterpreter
-from xmltools.loop import arun_loop, loop_registry
-from xmltools.tools import COMPLETION_TOOL
+from xmltools.loop import arun_loop, loop_registry, run_loop
+from xmltools.tools import COMPLETION_TOOL, result_tool
 
 START = [{"role": "system", "content": "system"}, {"role": "user", "content": "do it"}]
 DONE = "<attempt_completion>\n<result>the answer</result>\n</attempt_completion>"
@@ -77,7 +77,8 @@ async def test_the_turn_budget_is_told_at_80_percent_and_the_last_turn_gets_the_
 
     it = interp(Config(stuck_turns=50))
     res = await arun_loop(model(reply), START, interpreter=it, max_turns=5)
-    assert res.stop_reason == "completed" and len(res.turns) == 5
+    assert res.stop_reason == "max_turns" and len(res.turns) == 5  # answered, but the budget ended it
+    assert res.turns[-1].completed
     assert "4 of your 5 turns are used: 1 left" in seen[4] and "4 of your 5" not in seen[3]
     assert "This is your last turn: the run's turns budget is spent" in seen[4]
     assert "with attempt_completion" in seen[4]
@@ -105,7 +106,8 @@ async def test_token_and_cost_budgets_end_the_run_with_an_answer() -> None:
 
     it = interp(Config(stuck_turns=50))
     by_tokens = await arun_loop(model(reply), START, interpreter=it, max_turns=50, max_tokens=1500)
-    assert by_tokens.stop_reason == "completed" and by_tokens.usage.total_tokens >= 1500
+    assert by_tokens.stop_reason == "max_tokens" and by_tokens.usage.total_tokens >= 1500
+    assert by_tokens.turns[-1].completed  # the answer it was asked for, on its last turn
     assert "the run's tokens budget is spent" in said(by_tokens.messages)
     await it.aclose()
     it = interp(Config(stuck_turns=50))
@@ -114,6 +116,71 @@ async def test_token_and_cost_budgets_end_the_run_with_an_answer() -> None:
         refusing, START, interpreter=it, max_turns=50, max_cost=0.01, prices=(5.0, 15.0)
     )
     assert by_cost.stop_reason == "max_cost" and by_cost.cost >= 0.01
+    await it.aclose()
+
+
+def answering_on_the_last_turn(answer: str) -> Any:
+    """Clicks around until told that its budget is spent, then gives ``answer``."""
+
+    def reply(n: int, messages: list[dict[str, Any]]) -> str:
+        if "This is your last turn" in said(messages):
+            return answer
+        return ba("launch", url="http://127.0.0.1:9/") if n == 0 else ba("click", coordinate=f"{10 * n},10")
+
+    return model(reply)
+
+
+def test_an_answer_on_a_budgets_last_turn_stops_with_the_budgets_name_and_its_typed_result() -> None:
+    """run_loop, the public sync entry point: the stop reason names the budget (not "completed"), and
+    the answer's typed result is the output, for each budget."""
+    answer = '<attempt_completion><result>{"item": "milk", "amount": 1.25}</result></attempt_completion>'
+    shape = {"type": "object", "required": ["item", "amount"]}
+    budgets: dict[str, dict[str, Any]] = {
+        "max_turns": {"max_turns": 4},
+        "max_tokens": {"max_tokens": 1500},
+        "max_cost": {"max_cost": 0.005, "prices": (2.0, 8.0)},
+        "max_seconds": {"max_seconds": 0.0},
+    }
+    for name, limits in budgets.items():
+        cfg = Config(stuck_turns=50)
+        it = AsyncInterpreter(cfg, registry=loop_registry(cfg, result_tool(shape)), browser=FakeBrowser())
+        res = run_loop(
+            answering_on_the_last_turn(answer),
+            START,
+            interpreter=it,
+            result=shape,
+            **{"max_turns": 50, **limits},
+        )
+        assert res.stop_reason == name, (name, res.stop_reason)
+        assert res.turns[-1].completed and res.output == {"item": "milk", "amount": 1.25}, name
+        assert f"the run's {name.removeprefix('max_')} budget is spent" in said(res.messages)
+
+
+async def test_an_answer_without_a_tool_on_the_last_turn_ends_the_run_even_when_the_loop_would_go_on() -> (
+    None
+):
+    """With stop_on_no_tool=False a reply without a tool normally earns a note and another turn; on a
+    budget's last turn it is the answer, and the run stops there with the budget's name."""
+    it = interp(Config(stuck_turns=50))
+    res = await arun_loop(
+        answering_on_the_last_turn("Nothing more to do: the list holds milk."),
+        START,
+        interpreter=it,
+        max_turns=3,
+        stop_on_no_tool=False,
+    )
+    assert res.stop_reason == "max_turns" and len(res.turns) == 3
+    assert res.messages[-1] == {"role": "assistant", "content": "Nothing more to do: the list holds milk."}
+    await it.aclose()
+
+
+async def test_a_model_that_completes_before_any_budget_runs_out_is_completed() -> None:
+    def reply(n: int, _: Any) -> str:
+        return ba("launch", url="http://127.0.0.1:9/") if n == 0 else ba("close") if n == 1 else DONE
+
+    it = interp(Config(stuck_turns=50))
+    res = await arun_loop(model(reply), START, interpreter=it, max_turns=4)  # the 3rd of 4 turns
+    assert res.stop_reason == "completed" and len(res.turns) == 3
     await it.aclose()
 
 

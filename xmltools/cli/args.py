@@ -169,7 +169,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser(
-        "run", help="run the browser_action loop against an OpenAI-compatible server or Anthropic's API"
+        "run",
+        help="run the browser_action loop against an OpenAI-compatible server or Anthropic's API",
+        description="Exit codes: 0 the model ended the run (it completed, or answered without a tool);"
+        " 1 the loop stopped it (the mistake limit; --max-turns, even when the model answered on the"
+        " last turn it was given; a call held for approval); 2 a usage error; 3 the environment (no"
+        " browser, a model endpoint that fails).",
     )
     p.add_argument(
         "--provider",

@@ -152,7 +152,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             if args.report:
                 print(f"report: {write_report(args.report, record, embed=args.embed)}")
     # 0: the model ended the run (it completed, or answered without a tool); 1: the loop stopped it
-    # (the mistake limit, out of turns, or a call held for an approval the command cannot give)
+    # (the mistake limit; out of turns, even when the model answered on the last turn it was given,
+    # since it did not finish on its own; or a call held for an approval the command cannot give)
     return 0 if res.stop_reason in ("no_tool", "completed") else 1
 
 

@@ -260,7 +260,7 @@ async def _trial(
     try:
         seconds = time.monotonic() - began
         answer = _answer(turns)
-        claimed = stop == "completed"
+        claimed = stop == "completed"  # an answer a spent budget asked for (max_turns, ...) claims nothing
         where = session.where
         ctx = CheckContext(
             session=session,

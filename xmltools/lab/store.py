@@ -57,7 +57,7 @@ class TrialRow:
     task: str
     idx: int
     passed: bool
-    claimed: bool  # the model said it was done (called the completion tool)
+    claimed: bool  # the model said it was done (called the completion tool before a limit ran out)
     stop_reason: str
     turns: int
     prompt_tokens: int
