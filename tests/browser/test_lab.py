@@ -67,6 +67,9 @@ def experiment_file(tmp_path: Path) -> Path:
         f"""
 trials = {TRIALS}
 
+[limits]
+check_seconds = 1.0  # a failed trial's page check waits no longer than that
+
 [[variants]]
 name = "A"
 templates = "variants/a"

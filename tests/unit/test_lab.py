@@ -281,3 +281,37 @@ turns = 2
         True,
         True,
     )
+
+
+def test_a_page_check_waits_as_long_as_the_limits_say(tmp_path: Path) -> None:
+    """``[limits] check_seconds`` is how long a text, element or aria check waits for what it looks
+    for on the last page (5 s unless the file says)."""
+    import xmltools.lab.checks as checks
+    from xmltools.lab.checks import CHECKS, CheckContext
+    from xmltools.lab.plan import CheckSpec
+
+    waited: list[float] = []
+
+    async def verify(page: Any, exp: Any, timeout: float) -> str | None:
+        waited.append(timeout)
+        return "no such text"
+
+    class Kept:
+        has_page = True
+
+        async def on_page(self, fn: Any) -> Any:
+            return await fn("the page")
+
+    spec = CheckSpec(kind="text", value="Welcome")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(checks, "verify", verify)
+        for ctx in (CheckContext(Kept(), None, False), CheckContext(Kept(), None, False, wait=0.5)):  # type: ignore[arg-type]
+            assert asyncio.run(CHECKS["text"](spec, ctx)) == "no such text"
+    assert waited == [5.0, 0.5]
+    exp = load_experiment(
+        write(tmp_path, GOOD.replace("trials = 3", "trials = 3\n[limits]\ncheck_seconds = 0.5"))
+    )
+    assert exp.limits.check_seconds == 0.5
+    assert (
+        exp.fingerprint() == load_experiment(write(tmp_path, GOOD)).fingerprint()
+    )  # a resume is the same run

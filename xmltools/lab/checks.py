@@ -34,7 +34,7 @@ from .plan import CheckSpec
 
 __all__ = ["CHECKS", "CheckContext", "KeptSession", "judge_verdict", "register_check", "run_checks"]
 
-CHECK_SECONDS = 5.0  # how long a page check waits for what it looks for
+CHECK_SECONDS = 5.0  # how long a page check waits for what it looks for, unless the limits say
 JUDGE_PAGE_CHARS = 6_000  # the most of the last page's text a judge is shown
 
 
@@ -79,6 +79,7 @@ class CheckContext:
     instruction: str = ""  # the task as the model was given it
     judge: Judge | None = None  # asks the experiment's judge model
     renderer: Renderer | None = None  # writes the judge's prompt (the trial's templates)
+    wait: float = CHECK_SECONDS  # how long a page check waits for what it looks for ([limits] check_seconds)
 
 
 Check = Callable[[CheckSpec, CheckContext], Awaitable[str | None]]
@@ -106,7 +107,7 @@ async def _on_page(ctx: CheckContext, exp: Expectation) -> str | None:
     session = _page_of(ctx)
     if session is None:
         return NO_PAGE
-    return await session.on_page(lambda page: verify(page, exp, CHECK_SECONDS))
+    return await session.on_page(lambda page: verify(page, exp, ctx.wait))
 
 
 @register_check("url")
@@ -181,7 +182,7 @@ async def _judge(spec: CheckSpec, ctx: CheckContext) -> str | None:
     session = _page_of(ctx)
     if session is not None:
         try:
-            url, page = await session.on_page(_url_and_text)
+            url, page = await session.on_page(lambda p: _url_and_text(p, ctx.wait))
         except Exception as e:  # no <body> (an image, a PDF), a tab that crashed: the judge is told
             url = session.current_url
             page = f"(the page's text could not be read: {_first_line(e)})"
@@ -193,8 +194,8 @@ async def _judge(spec: CheckSpec, ctx: CheckContext) -> str | None:
     return judge_verdict(await ctx.judge(prompt))
 
 
-async def _url_and_text(page: Any) -> tuple[str, str]:
-    return str(page.url), str(await page.inner_text("body", timeout=CHECK_SECONDS * 1000))
+async def _url_and_text(page: Any, wait: float) -> tuple[str, str]:
+    return str(page.url), str(await page.inner_text("body", timeout=wait * 1000))
 
 
 _THINKING = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE | re.DOTALL)

@@ -143,6 +143,7 @@ class Limits(_Spec):
     tokens: int | None = Field(None, ge=1)  # per trial
     seconds: float | None = Field(None, gt=0)  # per trial
     cost: float | None = Field(None, ge=0)  # for the whole run: no trial starts past it
+    check_seconds: float = Field(5.0, gt=0)  # how long a page check waits for what it looks for
 
 
 class Experiment(_Spec):

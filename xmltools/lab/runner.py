@@ -269,6 +269,7 @@ async def _trial(
             instruction=instruction,
             judge=judge.grade if judge else None,
             renderer=interp.renderer,
+            wait=exp.limits.check_seconds,
         )
         checks = await run_checks(task.checks, ctx)
     finally:
