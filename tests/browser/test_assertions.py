@@ -140,7 +140,8 @@ async def test_the_testing_capability_lets_the_model_check_the_page(tmp_path: Pa
     path = tmp_path / "flow.jsonl"
     site = tmp_path / "site"
     shutil.copytree(SITE / "rematch", site)
-    config = Config(profile="full", capabilities=("testing",))
+    # a check that does not hold waits its action bound: 2 s here, not 5
+    config = Config(profile="full", capabilities=("testing",), action_timeout=2.0)
     with serve_directory(site) as base:
         async with AsyncInterpreter(config) as it:
             it.record(path, base_url=base)

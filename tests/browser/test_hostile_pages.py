@@ -255,7 +255,7 @@ async def test_a_relaunch_on_a_page_opening_popups_without_end_opens_every_time(
 
     config = Config(navigation_timeout=3.0, settle_timeout=1.0)
     async with AsyncInterpreter(config) as it:
-        for i in range(max(2, repeat)):
+        for i in range(max(2, repeat // 2)):  # the step-by-step test below needs no luck
             turn = await it.handle(ba("launch", url=site + "/hostile/popup-stream.html?every=100"))
             [outcome] = turn.outcomes
             assert outcome.status == "ok", (i, turn.parts[0].text)

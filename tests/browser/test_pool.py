@@ -134,12 +134,12 @@ async def test_a_missing_browser_is_raised_to_the_host() -> None:
         await pool.aclose()
 
 
-async def test_launch_and_close_leave_no_temporary_folders(site: str) -> None:
+async def test_launch_and_close_leave_no_temporary_folders(site: str, repeat: int) -> None:
     before = leftovers()
     pool = BrowserPool()
     try:
         b = BrowserSession(pool=pool)
-        for _ in range(20):
+        for _ in range(repeat):
             ok(await b.launch(site + "/download.html"))
             assert await b.close() is None
     finally:
