@@ -14,13 +14,13 @@ unexport PYTHONDONTWRITEBYTECODE
 demo: $(STAMP) browser
 	$(BIN)/xmltools demo
 
-# The whole suite in two passes. The unit tests and the slow ones (subprocesses, the wheel
-# build) are CPU-bound and run over two processes; the browser tests run in one process after
-# them, because two Chromiums on two cores turn their timing into a coin toss. test-fast runs
-# tests/unit alone.
+# The whole suite in two passes over two processes: the unit tests and the slow ones
+# (subprocesses, the wheel in a fresh environment), then the browser tests, each worker with its
+# own Chromium, work-stealing so that one long test does not hold the other worker idle. The tests
+# that repeat an action run 3 times here (make stress: 30, serially). test-fast runs tests/unit alone.
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -q -n 2 tests/unit tests/slow
-	$(BIN)/python -m pytest -q tests/browser
+	$(BIN)/python -m pytest -q -n 2 --dist worksteal tests/browser
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests/unit
