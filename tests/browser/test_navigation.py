@@ -129,3 +129,41 @@ async def test_a_restless_page_under_a_short_bound_is_shown_every_time(site: str
         for i in range(repeat):
             obs = ok(await b.launch(site + "/nav/refresh.html"))
             assert any("kept navigating" in n for n in obs.notes), (i, obs.notes)
+
+
+@pytest.mark.parametrize("observe", ["screenshot", "snapshot"])
+@pytest.mark.parametrize("how", ["a script", "a link"])
+def test_a_navigation_to_a_server_that_never_answers_is_shown_waiting_and_the_browser_stays(
+    site: str, observe: str, how: str
+) -> None:
+    """A page between two documents answers no script until the new one comes. A script or a link
+    that starts loading a document the server never sends is shown as it is at the navigation's
+    bound, with a note naming what it waits for: never told as a stuck script, never closed, and
+    the next action goes on from there."""
+    from helpers import ba, said
+
+    from xmltools import Config, Interpreter
+
+    config = Config(
+        profile="full",
+        observe=observe,
+        approval={"script": "allow"},
+        navigation_timeout=2.0,  # type: ignore[arg-type]
+    )
+    with Interpreter(config) as it:
+        it.handle(ba("launch", url=site + "/pages/one.html"))
+        started = time.monotonic()
+        if how == "a script":
+            turn = it.handle(ba("evaluate", script="location.href = '/__never__/'; return 1"))
+        else:
+            it.handle(ba("evaluate", script="document.querySelector('a').href = '/__never__/'; return 0"))
+            turn = it.handle(ba("click", selector="a"))
+        took = time.monotonic() - started
+        text = said(turn)
+        assert turn.outcomes[0].status == "ok", text
+        assert f"the page was still waiting for {site}/__never__/ after 2 s" in text, text
+        if observe == "snapshot":
+            assert f"still loading {site}/__never__/" in text, text
+        assert took < 2.0 + 5.0, took  # the bound, and the look: no action timeout waited out on top
+        after = it.handle(ba("navigate", url=site + "/pages/two.html"))
+        assert after.outcomes[0].status == "ok" and "pages/two.html" in said(after), said(after)

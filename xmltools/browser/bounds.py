@@ -17,7 +17,16 @@ from typing import Any, TypeVar
 
 from .settings import Timeouts
 
-__all__ = ["DIALOG_GAP", "DIALOG_STORM", "MAX_NAVIGATIONS", "Bounds", "DialogStorm", "Hung", "forget"]
+__all__ = [
+    "DIALOG_GAP",
+    "DIALOG_STORM",
+    "MAX_NAVIGATIONS",
+    "Bounds",
+    "Departed",
+    "DialogStorm",
+    "Hung",
+    "forget",
+]
 
 T = TypeVar("T")
 
@@ -28,6 +37,11 @@ DIALOG_STORM = 2.0  # seconds of one run of dialogs that make a storm
 
 class Hung(Exception):
     """A protocol call passed its bound."""
+
+
+class Departed(Hung):
+    """The page started loading another document during a wait on its current one, which was given
+    up: a page between two documents answers no script until the new one commits."""
 
 
 class DialogStorm(Hung):
@@ -74,8 +88,12 @@ class Bounds:
 
         return await _until(aw, verdict)
 
-    async def unless_storm(self, aw: Awaitable[T], seconds: float) -> T:
-        """``aw`` bounded by ``seconds``, given up as soon as the page's dialogs make a storm.
+    async def unless_storm(
+        self, aw: Awaitable[T], seconds: float, departed: Callable[[], bool] | None = None
+    ) -> T:
+        """``aw`` bounded by ``seconds``, given up as soon as the page's dialogs make a storm, or, with
+        ``departed``, as soon as that says the page has started loading another document
+        (:class:`Departed`).
 
         A storm: dialogs come during the wait, in a run of at least
         :data:`DIALOG_STORM`.  A document whose script raises dialogs for ever
@@ -89,6 +107,8 @@ class Bounds:
             since, last = self._dialogs()
             if last != before and last - since >= DIALOG_STORM and time.monotonic() - last < DIALOG_GAP:
                 return DialogStorm(f"the page kept raising dialogs for {last - since:.0f} s")
+            if departed is not None and departed():
+                return Departed("the page started loading another document")
             return Hung(f"no answer within {seconds:g} s") if waited >= seconds else None
 
         return await _until(aw, verdict)

@@ -250,6 +250,10 @@ class Observer:
             )
             self.targets.learn(refs_in(raw), ref_lines(raw), whole=False)
         else:
+            loading = next(iter(self.watch.navigating), None)
+            if loading is not None:
+                # between two documents, the page it leaves answers no snapshot: say what is coming
+                return f"- document: still loading {clip(loading.url, 200)}"
             # boxes only when the page is too long to show whole: they order what is shown, and cost time
             raw = await self.bounds.bounded(
                 page.aria_snapshot(mode="ai", depth=req.depth, timeout=bound * 1000), bound + 1

@@ -2,8 +2,9 @@
 
 A lost browser, context or renderer ends the session; a page that keeps
 raising dialogs, or whose main thread no longer answers a trivial evaluation,
-has its session closed to stop it; anything else is the page's problem,
-reported with the page as it looks now.  A failure that carries no
+has its session closed to stop it, unless a document it navigates to is still
+on its way (a page between two documents runs no scripts, and is not stuck);
+anything else is the page's problem, reported with the page as it looks now.  A failure that carries no
 observation says itself what dialogs the page raised.  Must not import the
 session.
 """
@@ -64,6 +65,15 @@ class Recovery:
                 " The browser was closed to stop them; launch it again to go on.",
             )
         timed_out = isinstance(err, Hung) or "timeout" in str(err).lower()
+        loading = next(iter(self.watch.navigating), None)
+        if timed_out and loading is not None:
+            # between two documents: the old one runs no more scripts, and the new one has not come
+            msg = (
+                f"the {name} action got no answer in time: the page is still loading"
+                f" {clip(loading.url, 200)}, which has not answered yet, and the page it leaves runs no"
+                " scripts meanwhile."
+            )
+            return self.with_dialogs(Failure(kind="timeout", message=msg, observation=await self._look()))
         if timed_out and not await self.settler.probe() and time.monotonic() - self.watch.last_event >= 1.0:
             if not self.watch.alive():
                 return await self.lost(err)

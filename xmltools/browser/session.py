@@ -64,7 +64,7 @@ from .perform import HANDLERS, Act, Handler, Scope
 from .pool import BrowserPool, PoolFullError, default_pool
 from .recover import Recovery
 from .settings import BrowserConfig
-from .settle import KEPT_NAVIGATING, Settler
+from .settle import KEPT_NAVIGATING, STILL_WAITING, Settler
 from .tabs import Tabs
 from .targets import TargetError, Targets
 from .tracing import Tracer
@@ -355,7 +355,7 @@ class BrowserSession:
                 captured = await self.observer.capture(self.viewport, act.snapshot)
                 now = (captured.page, self.watch.commits, self.watch.nav_requests)
                 if (now == before and not self.watch.navigating) or any(
-                    n.startswith(KEPT_NAVIGATING) for n in notes
+                    n.startswith((KEPT_NAVIGATING, STILL_WAITING)) for n in notes
                 ):
                     break
                 notes += await self.settler.settle()  # a navigation began while the page was being looked at

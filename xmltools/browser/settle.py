@@ -13,22 +13,24 @@ the targets, the observer, the handlers or the session.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
 from . import scripts
-from .bounds import MAX_NAVIGATIONS, Bounds, DialogStorm, Hung
+from .bounds import MAX_NAVIGATIONS, Bounds, Departed, DialogStorm, Hung
 from .collect import clip
 from .failures import FailureClass
 from .settings import Timeouts
 from .tabs import Tabs
 from .watch import Watch
 
-__all__ = ["KEPT_NAVIGATING", "Settler"]
+__all__ = ["KEPT_NAVIGATING", "STILL_WAITING", "Settler"]
 
 KEPT_NAVIGATING = "the page kept navigating"
+STILL_WAITING = "the page was still waiting for"  # a document that had not come at the bound
 _NEW_REQUEST_GRACE = 1.0  # how long a navigation the page started may take to reach the network
 
 
@@ -69,6 +71,8 @@ class Settler:
             await self._await_navigation(page, nav_deadline, expect_nav, notes)
             if self.tabs.page is not page:
                 continue  # a new tab took over
+            if w.navigating and loop.time() >= nav_deadline:
+                return notes  # still between two documents at the bound: no script answers there
             commits, requests = w.commits, w.nav_requests
             if quiet_deadline is None:
                 quiet_deadline = loop.time() + t.settle
@@ -79,11 +83,22 @@ class Settler:
                     self.bounds.unless_storm(
                         page.evaluate(scripts.SETTLE, [t.dom_quiet * 1000, budget * 1000, scripts.MARK]),
                         budget + t.action,
+                        departed=functools.partial(_departed, w, requests),
                     ),
                     self._network_quiet(quiet_deadline),
                 )
             except DialogStorm:
                 raise
+            except Departed:
+                # a navigation began during the quiet window (a timer that sets location, a late
+                # submit): follow it, as a navigation the action started
+                hops += 1
+                quiet_deadline = None
+                expect_nav = False
+                if hops <= MAX_NAVIGATIONS:
+                    continue
+                notes.append(_kept_navigating(hops))
+                return notes
             except Hung:
                 if time.monotonic() - w.last_event < 1.0:
                     # not stuck: the page is still busy (logging, loading); show it as it is
@@ -155,10 +170,7 @@ class Settler:
         else:
             if self.tabs.page is page and w.navigating and not w.crashed:
                 url = clip(next(iter(w.navigating)).url, 200)
-                notes.append(
-                    f"the page was still waiting for {url} after {t.navigation:g} s;"
-                    " this is how it looked then"
-                )
+                notes.append(f"{STILL_WAITING} {url} after {t.navigation:g} s; this is how it looked then")
                 return
         if self.tabs.page is not page or w.crashed:
             return
@@ -208,6 +220,11 @@ class Settler:
             if self.watch.tasks:
                 await asyncio.wait(list(self.watch.tasks), timeout=self.timeouts.settle)
         return self.tabs.page is not page
+
+
+def _departed(watch: Watch, requests: int) -> bool:
+    """Whether the page has started loading a document since ``requests`` were counted."""
+    return bool(watch.navigating) and watch.nav_requests != requests
 
 
 def _kept_navigating(hops: int) -> str:

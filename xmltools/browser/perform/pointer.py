@@ -24,14 +24,16 @@ __all__ = ["click", "drag", "hover", "scroll"]
 async def click(action: Click, scope: Scope, act: Act) -> None:
     t = scope.timeouts
     p = action.target.coordinate
+    # the settle that follows waits for any navigation the click starts, within the navigation
+    # bound; Playwright's own wait for it would end at the action's bound, as a failed click
     if p is None:
         act.target = await scope.targets.on_element(
-            action.target, lambda loc: loc.click(timeout=t.action * 1000)
+            action.target, lambda loc: loc.click(timeout=t.action * 1000, no_wait_after=True)
         )
         return
     act.target, instead = await scope.targets.at_point(p)
     if instead is not None:  # replayed: the recorded element moved away from the point
-        await scope.bounds.input(instead.click(timeout=t.action * 1000), t.action + 1)
+        await scope.bounds.input(instead.click(timeout=t.action * 1000, no_wait_after=True), t.action + 1)
         return
     await scope.bounds.input(scope.page.mouse.click(p.x, p.y), t.action)
     act.mouse = p
