@@ -14,13 +14,13 @@ unexport PYTHONDONTWRITEBYTECODE
 demo: $(STAMP) browser
 	$(BIN)/xmltools demo
 
-# The whole suite in two passes over two processes: the unit tests and the slow ones
-# (subprocesses, the wheel in a fresh environment), then the browser tests, each worker with its
-# own Chromium, work-stealing so that one long test does not hold the other worker idle. The tests
-# that repeat an action run 3 times here (make stress: 30, serially). test-fast runs tests/unit alone.
+# The whole suite over two processes, each with its own Chromium: the unit tests, the slow ones
+# (subprocesses, the wheel in a fresh environment) and the browser tests in one run, work-stealing,
+# so that a worker whose browser test waits on a page is not idle while the other has tests left.
+# The tests that repeat an action run 3 times here (make stress: 30, serially). test-fast runs
+# tests/unit alone.
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -q -n 2 tests/unit tests/slow
-	$(BIN)/python -m pytest -q -n 2 --dist worksteal tests/browser
+	$(BIN)/python -m pytest -q -n 2 --dist worksteal tests/unit tests/slow tests/browser
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests/unit

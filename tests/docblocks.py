@@ -4,9 +4,9 @@ A block's fence says how it is tested, with ``{test="..."}`` after the language 
 attribute list, which the site's Markdown accepts and GitHub ignores):
 
 - nothing: it runs here, with no browser (tests/unit/test_docs_examples.py);
-- ``{test="browser"}``: it runs, and starts a Chromium (tests/browser/test_docs_examples.py);
+- ``{test="browser"}``: it runs, and starts a Chromium (tests/browser/test_docs_examples_chromium.py);
 - ``{test="pytest"}``: it is a test module for the pytest plugin, run by pytest in a
-  subprocess (tests/browser/test_docs_examples.py);
+  subprocess (tests/browser/test_docs_examples_chromium.py);
 - ``{test="compile" reason="..."}``: it cannot run here (a paid API key, say): it is
   compiled, and the reason is required.
 

@@ -1,7 +1,7 @@
 """The Python blocks of README.md and docs/ that need no browser run, and print what the page shows.
 
 See tests/docblocks.py for how a block says how it is tested; the blocks that
-start a Chromium or run pytest are in tests/browser/test_docs_examples.py.
+start a Chromium or run pytest are in tests/browser/test_docs_examples_chromium.py.
 """
 
 from __future__ import annotations
