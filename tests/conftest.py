@@ -25,6 +25,8 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -130,6 +132,12 @@ async def patient() -> AsyncIterator[object]:
 
 
 pytest_plugins = ["pytester"]
+
+# Hypothesis's per-example deadline (200 ms) and its too-slow check measure this machine's load,
+# not the code: the unit tests share make test's two processes with Chromium. make bench measures
+# speed.
+hypothesis_settings.register_profile("xmltools", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+hypothesis_settings.load_profile("xmltools")
 
 
 # -- repetition ---------------------------------------------------------------------------------------
