@@ -32,6 +32,7 @@ __all__ = ["KEPT_NAVIGATING", "STILL_WAITING", "Settler"]
 KEPT_NAVIGATING = "the page kept navigating"
 STILL_WAITING = "the page was still waiting for"  # a document that had not come at the bound
 _NEW_REQUEST_GRACE = 1.0  # how long a navigation the page started may take to reach the network
+_MOVED, _BUSY = object(), object()  # what a quiet window saw instead of a quiet page
 
 
 class Settler:
@@ -77,59 +78,30 @@ class Settler:
             if quiet_deadline is None:
                 quiet_deadline = loop.time() + t.settle
             budget = max(0.05, min(t.settle, nav_deadline - loop.time()))
-            try:
-                # the network's quiet window and the DOM's run side by side
-                res, _ = await asyncio.gather(
-                    self.bounds.unless_storm(
-                        page.evaluate(scripts.SETTLE, [t.dom_quiet * 1000, budget * 1000, scripts.MARK]),
-                        budget + t.action,
-                        departed=functools.partial(_departed, w, requests),
-                    ),
-                    self._network_quiet(quiet_deadline),
+            res = await self._quiet(page, budget, quiet_deadline, requests)
+            if res is _BUSY:
+                # not stuck: the page is still busy (logging, loading); show it as it is
+                notes.append(
+                    f"the page's scripts were still busy after {t.settle:g} s; this is how it looked"
                 )
-            except DialogStorm:
-                raise
-            except Departed:
-                # a navigation began during the quiet window (a timer that sets location, a late
-                # submit): follow it, as a navigation the action started
-                hops += 1
-                quiet_deadline = None
-                expect_nav = False
-                if hops <= MAX_NAVIGATIONS:
-                    continue
-                notes.append(_kept_navigating(hops))
                 return notes
-            except Hung:
-                if time.monotonic() - w.last_event < 1.0:
-                    # not stuck: the page is still busy (logging, loading); show it as it is
-                    notes.append(
-                        f"the page's scripts were still busy after {t.settle:g} s; this is how it looked"
-                    )
-                    return notes
-                raise
-            except PlaywrightError as e:
-                if w.classify(e) is not FailureClass.TRANSIENT:
-                    raise
-                # the document changed under the wait: once more, unless the page has kept
-                # navigating past the bounds, when it is shown as it is
+            if isinstance(res, dict):
+                cross = bool(res.get("crossNavs"))
+                moved = cross or w.commits != commits or w.nav_requests != requests or bool(w.navigating)
+            else:
+                cross, moved = False, res is _MOVED
+            if moved:
+                # the document changed, or began to, under the wait: once more, unless the page has
+                # kept navigating past the bounds, when it is shown as it is
                 hops += 1
                 quiet_deadline = None
-                expect_nav = False
+                expect_nav = cross
                 if hops <= MAX_NAVIGATIONS and loop.time() < nav_deadline:
                     continue
                 notes.append(_kept_navigating(hops))
                 return notes
             if not isinstance(res, dict):
                 return notes
-            moved = bool(res.get("crossNavs")) or w.commits != commits or w.nav_requests != requests
-            if moved or w.navigating:
-                hops += 1
-                quiet_deadline = None
-                expect_nav = bool(res.get("crossNavs"))
-                if hops > MAX_NAVIGATIONS or loop.time() >= nav_deadline:
-                    notes.append(_kept_navigating(hops))
-                    return notes
-                continue
             if w.inflight and quiet_rounds < 3:
                 quiet_rounds += 1  # the page started requests while the DOM was quiet: wait for them too
                 continue
@@ -141,6 +113,36 @@ class Settler:
             if self.tabs.page is not page:
                 continue  # settle the new tab too
             return notes
+
+    async def _quiet(self, page: Page, budget: float, quiet_deadline: float, requests: int) -> object:
+        """The network's quiet window and the DOM's, side by side: the page script's result;
+        ``_MOVED`` when the document changed under the wait or the page started loading another
+        (a page between two documents answers no script); ``_BUSY`` when the page's scripts kept it
+        from answering while it still logged or loaded."""
+        t = self.timeouts
+        w = self.watch
+        try:
+            res, _ = await asyncio.gather(
+                self.bounds.unless_storm(
+                    page.evaluate(scripts.SETTLE, [t.dom_quiet * 1000, budget * 1000, scripts.MARK]),
+                    budget + t.action,
+                    departed=functools.partial(_departed, w, requests),
+                ),
+                self._network_quiet(quiet_deadline),
+            )
+            return res
+        except DialogStorm:
+            raise
+        except Departed:
+            return _MOVED
+        except Hung:
+            if time.monotonic() - w.last_event < 1.0:
+                return _BUSY
+            raise
+        except PlaywrightError as e:
+            if w.classify(e) is not FailureClass.TRANSIENT:
+                raise
+            return _MOVED
 
     async def probe(self) -> bool:
         """Whether the page's main thread answers a trivial evaluation at once."""
