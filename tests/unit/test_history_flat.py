@@ -10,9 +10,9 @@ from fakes import FakeBrowser
 from helpers import ba
 
 from xmltools.config import Config
-from xmltools.history import TurnMark, compact
 from xmltools.interpreter import AsyncInterpreter
 from xmltools.loop import arun_loop, loop_registry
+from xmltools.loop.history import TurnMark, compact
 from xmltools.results import Observation, Point
 from xmltools.tools import COMPLETION_TOOL
 

@@ -38,16 +38,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from ._loop import run_sync
-from .approval import Allow, Deny, PendingApproval
-from .config import Config
-from .errors import ModelError, UsageError
+from .._loop import run_sync
+from ..approval import Allow, Deny, PendingApproval
+from ..config import Config
+from ..errors import ModelError, UsageError
+from ..interpreter import AsyncInterpreter, Interpreter, default_registry
+from ..models import AnyModel, Usage, model_chunks
+from ..tools import COMPLETION_TOOL, Tool, ToolRegistry, result_tool
+from ..turn import Turn, turn_summary
 from .guards import Budget, Nudge, Watchdog
 from .history import TurnMark, compact
-from .interpreter import AsyncInterpreter, Interpreter, default_registry
-from .models import AnyModel, Usage, model_chunks
-from .tools import COMPLETION_TOOL, Tool, ToolRegistry, result_tool
-from .turn import Turn, turn_summary
 
 __all__ = [
     "LoopEvent",
@@ -75,7 +75,7 @@ StopReason = Literal[
 # the host's answer to a held call: True or Allow() runs it; False, a reason or Deny(reason) refuses it
 Approver = Callable[[PendingApproval], "bool | str | Allow | Deny | Awaitable[bool | str | Allow | Deny]"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("xmltools.loop")  # the name the loop guide gives hosts
 
 
 @dataclass
@@ -204,7 +204,7 @@ async def arun_loop(
     typed object (the parsed JSON for a schema).  With an interpreter passed
     in, register ``result_tool(...)`` in its registry yourself.
 
-    Budgets (see :mod:`xmltools.guards`): ``max_turns``, ``max_tokens``,
+    Budgets (see :mod:`xmltools.loop.guards`): ``max_turns``, ``max_tokens``,
     ``max_cost`` (dollars, with ``prices`` per million input and output
     tokens) and ``max_seconds``.  At 80% of any, the model is told what is
     left (a ``"budget"`` event); when one is spent, the next turn is the last:
@@ -441,7 +441,7 @@ def _add_note(history: list[dict[str, Any]], interp: AsyncInterpreter, text: str
 
 
 def _note_message(interp: AsyncInterpreter, part: Any) -> dict[str, Any]:
-    from .render import to_message
+    from ..render import to_message
 
     return to_message([part], interp.config.shape)
 
