@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import record_demo_steps, wording_variant
 
-from xmltools.experiment import format_scores, load_corpus, score_corpus
+from xmltools.lab.variants import format_scores, load_corpus, score_corpus
 
 ROOT = Path(__file__).parents[2]
 

@@ -16,7 +16,7 @@ from helpers import DIALECT_STEPS as EXPECTED
 from helpers import TRANSCRIPTS
 
 from xmltools import Interpreter
-from xmltools.experiment import load_corpus, score_corpus
+from xmltools.lab.variants import load_corpus, score_corpus
 from xmltools.profiles import PROFILES
 
 
@@ -31,7 +31,7 @@ def test_score_reads_each_transcript_in_its_own_dialect(dialect: str) -> None:
 
 @pytest.mark.parametrize("dialect", ["aleph", "fractal", "forge"])
 def test_experiments_rerender_and_score_transcripts_of_any_dialect(dialect: str, tmp_path: Path) -> None:
-    from xmltools.experiment import Variant, rerender
+    from xmltools.lab.variants import Variant, rerender
 
     transcript = TRANSCRIPTS / f"{dialect}.jsonl"
     same = asyncio.run(rerender(transcript, Variant.default()))

@@ -9,7 +9,7 @@ import pytest
 from helpers import record_demo_steps, wording_variant
 
 from xmltools import ConfigError
-from xmltools.experiment import Variant, load_corpus, rerender, score_corpus
+from xmltools.lab.variants import Variant, load_corpus, rerender, score_corpus
 from xmltools.results import Viewport
 from xmltools.transcript import load_transcript
 

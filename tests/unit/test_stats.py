@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from xmltools.stats import compare, mcnemar, pass_at_k, pass_hat_k, rate, wilson
+from xmltools.lab.stats import compare, mcnemar, pass_at_k, pass_hat_k, rate, wilson
 
 
 @given(st.integers(0, 200).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))

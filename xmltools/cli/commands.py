@@ -152,7 +152,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
-    from ..experiment import Variant
+    from ..lab.variants import Variant
     from ..render import Renderer
     from ..tools import ToolRegistry, parse_size
 
@@ -191,7 +191,7 @@ def cmd_prompt(args: argparse.Namespace) -> int:
 def cmd_rerender(args: argparse.Namespace) -> int:
     import asyncio
 
-    from ..experiment import Variant, format_rerender, rerender
+    from ..lab.variants import Variant, format_rerender, rerender
 
     variant = Variant.load(args.variant)
     before = Variant.load(args.before) if args.before else None
@@ -226,7 +226,7 @@ def _check_corpus(paths: Sequence[str]) -> None:
 def cmd_score(args: argparse.Namespace) -> int:
     import json
 
-    from ..experiment import Variant, format_scores, scores_for
+    from ..lab.variants import Variant, format_scores, scores_for
 
     variants = [Variant.default() if v == "default" else Variant.load(v) for v in args.variant] or [
         Variant.default()

@@ -6,7 +6,9 @@ each trial verified by checks on its last page, run in parallel, cached, resumab
 - :mod:`.cache`: model replies kept on disk;
 - :mod:`.store`: the results database;
 - :mod:`.runner`: running the matrix;
-- :mod:`xmltools.stats`: the rates, intervals and comparisons computed from it.
+- :mod:`.stats`: the rates, intervals and comparisons computed from it;
+- :mod:`.variants`: variants of the prompts, a transcript re-rendered under them, and a corpus
+  of recorded transcripts scored offline (no model, no browser).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The matrix of an experiment's results: one cell per variant × model × task, and the comparisons.
 
 Computed from the database's rows (:mod:`xmltools.lab.store`) with
-:mod:`xmltools.stats`: each cell's rate with its Wilson interval, pass@k and
+:mod:`.stats`: each cell's rate with its Wilson interval, pass@k and
 pass^k, false claims, tokens, cost and time; and, for each variant after the
 first, a paired comparison with the first on the same models, tasks and
 trial indexes, said in words.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..stats import Comparison, Rate, compare, pass_at_k, pass_hat_k, rate
+from .stats import Comparison, Rate, compare, pass_at_k, pass_hat_k, rate
 from .store import TrialRow
 
 __all__ = ["Cell", "cells", "comparisons", "format_matrix"]

@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 from ..browser.pool import default_pool
-from ..experiment import Variant
 from ..interpreter import AsyncInterpreter
 from ..loop import LoopEvent, LoopResult, arun_loop, loop_registry
 from ..models import aclose_client, build_model
@@ -49,6 +48,7 @@ from .cache import CachedModel
 from .checks import CheckContext, KeptSession, run_checks
 from .plan import Experiment, ModelSpec
 from .store import Store, TrialRow, TurnRow
+from .variants import Variant
 
 __all__ = ["RunSummary", "run_experiment"]
 
