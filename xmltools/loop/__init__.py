@@ -10,26 +10,5 @@ Nothing here imports the replay or the experiments; the experiments use the loop
 
 from __future__ import annotations
 
-from .run import (
-    LoopEvent,
-    LoopResult,
-    StopReason,
-    TurnUsage,
-    arun_loop,
-    loop_registry,
-    loop_system_prompt,
-    run_loop,
-    turn_line,
-)
-
-__all__ = [
-    "LoopEvent",
-    "LoopResult",
-    "StopReason",
-    "TurnUsage",
-    "arun_loop",
-    "loop_registry",
-    "loop_system_prompt",
-    "run_loop",
-    "turn_line",
-]
+from .run import *  # noqa: F403
+from .run import __all__ as __all__
