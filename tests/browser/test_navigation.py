@@ -167,3 +167,31 @@ def test_a_navigation_to_a_server_that_never_answers_is_shown_waiting_and_the_br
         assert took < 2.0 + 5.0, took  # the bound, and the look: no action timeout waited out on top
         after = it.handle(ba("navigate", url=site + "/pages/two.html"))
         assert after.outcomes[0].status == "ok" and "pages/two.html" in said(after), said(after)
+
+
+def test_an_action_that_needs_the_page_while_a_document_is_on_its_way_fails_and_the_browser_stays(
+    site: str,
+) -> None:
+    """An action that must run a script in the page (a hover by selector checks its element first)
+    while the page waits for a document the server never sends: it fails at its bound, saying what
+    is loading, and the session is not closed as if a script were stuck."""
+    from helpers import ba, said
+
+    from xmltools import Config, Interpreter
+
+    config = Config(
+        profile="full",
+        approval={"script": "allow"},  # type: ignore[arg-type]
+        navigation_timeout=1.0,
+        action_timeout=1.0,
+    )
+    with Interpreter(config) as it:
+        it.handle(ba("launch", url=site + "/pages/one.html"))
+        it.handle(ba("evaluate", script="location.href = '/__never__/'; return 1"))
+        turn = it.handle(ba("hover", selector="a"))
+        text = said(turn)
+        failure = turn.outcomes[0].failure
+        assert failure is not None and not failure.browser_closed, text
+        assert f"the page is still loading {site}/__never__/" in text, text
+        after = it.handle(ba("navigate", url=site + "/pages/two.html"))
+        assert after.outcomes[0].status == "ok" and "pages/two.html" in said(after), said(after)

@@ -4,9 +4,9 @@ A lost browser, context or renderer ends the session; a page that keeps
 raising dialogs, or whose main thread no longer answers a trivial evaluation,
 has its session closed to stop it, unless a document it navigates to is still
 on its way (a page between two documents runs no scripts, and is not stuck);
-anything else is the page's problem, reported with the page as it looks now.  A failure that carries no
-observation says itself what dialogs the page raised.  Must not import the
-session.
+anything else is the page's problem, reported with the page as it looks now.
+A failure that carries no observation says itself what dialogs the page
+raised.  Must not import the session.
 """
 
 from __future__ import annotations
