@@ -218,6 +218,34 @@ def two_servers() -> object:
         yield servers
 
 
+async def test_sessions_opened_at_once_or_one_after_another_spread_over_the_servers(
+    two_servers: list[tuple[subprocess.Popen[bytes], str]], site: str
+) -> None:
+    """Sessions that start together are spread while their contexts are still being made, and
+    sessions that never overlap (each closed before the next opens, as the trials of a slow model
+    are) alternate: a tie goes to the endpoint used less, not always to the first listed."""
+    from xmltools.browser.locate import find_chromium
+
+    (_, url1), (_, url2) = two_servers
+    cfg = BrowserConfig(remote=f"{url1},{url2}", executable=find_chromium().path)
+    pool = BrowserPool()
+    try:
+        together = [BrowserSession(cfg, pool=pool) for _ in range(4)]
+        await asyncio.gather(*(s.launch(site + "/form.html") for s in together))
+        where = [pool._contexts.get(s._context) for s in together]  # type: ignore[arg-type]
+        assert sorted(where.count(b) for b in cfg.backends) == [2, 2], where
+        for s in together:
+            await s.close()
+        used = []
+        for _ in range(4):
+            async with BrowserSession(cfg, pool=pool) as s:
+                ok(await s.launch(site + "/form.html"))
+                used.append(pool._contexts.get(s._context))  # type: ignore[arg-type]
+        assert used[0] != used[1] and used[0::2] == [used[0]] * 2 and used[1::2] == [used[1]] * 2, used
+    finally:
+        await pool.aclose()
+
+
 async def test_sessions_spread_over_playwright_servers_and_survive_one_dying(
     two_servers: list[tuple[subprocess.Popen[bytes], str]], site: str
 ) -> None:

@@ -220,6 +220,8 @@ class _Slot:
     browser: Browser | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     sessions: int = 0
+    opening: int = 0  # contexts being made on it now
+    opened: int = 0  # contexts ever made on it: of two as busy, the one used less takes the next
     down_until: float = 0.0  # an endpoint that failed is tried last until then
 
 
@@ -370,12 +372,15 @@ class BrowserPool:
             raise BrowserError(f"the browser did not start within {timeout:g} s") from e
 
     def _order(self, backends: Sequence[Backend]) -> list[Backend]:
-        """The backends to try, least loaded first; one that failed lately comes last."""
+        """The backends to try, least loaded first (open sessions and those being opened, then the
+        fewest made so far, so that sessions in a row alternate); one that failed lately comes last."""
         now = time.monotonic()
 
-        def key(b: Backend) -> tuple[bool, int]:
+        def key(b: Backend) -> tuple[bool, int, int]:
             slot = self._slots.get(b)
-            return (slot is not None and slot.down_until > now, slot.sessions if slot else 0)
+            if slot is None:
+                return (False, 0, 0)
+            return (slot.down_until > now, slot.sessions + slot.opening, slot.opened)
 
         return sorted(backends, key=key)
 
@@ -552,14 +557,20 @@ class BrowserPool:
     ) -> tuple[BrowserContext, Backend]:
         last: Exception | None = None
         for b in self._order(backends):
+            slot = self._slots.setdefault(b, _Slot())
+            slot.opening += 1
             try:
                 browser = await self.browser(b, timeout)
-                return await browser.new_context(**options), b
+                ctx = await browser.new_context(**options)
+                slot.opened += 1
+                return ctx, b
             except (BrowserError, PlaywrightError) as e:
                 if len(backends) == 1:
                     raise
-                self._slots.setdefault(b, _Slot()).down_until = time.monotonic() + DOWN_FOR
+                slot.down_until = time.monotonic() + DOWN_FOR
                 last = e
+            finally:
+                slot.opening -= 1
         assert last is not None
         raise last
 
