@@ -65,6 +65,7 @@ class Settler:
         quiet_rounds = 0
         quiet_deadline: float | None = None  # the quiet windows of one document share one bound
         expect_nav = nav_started
+        committed = w.commits
         while True:
             if w.tasks:
                 await asyncio.wait(list(w.tasks), timeout=t.settle)
@@ -73,7 +74,11 @@ class Settler:
             if self.tabs.page is not page:
                 continue  # a new tab took over
             if w.navigating and loop.time() >= nav_deadline:
-                return notes  # still between two documents at the bound: no script answers there
+                # still between two documents at the bound, where no script answers: a page that
+                # committed others on the way kept navigating; else its one document has not come
+                if w.commits != committed:
+                    notes.append(_kept_navigating(max(hops, w.commits - committed)))
+                return notes
             commits, requests = w.commits, w.nav_requests
             if quiet_deadline is None:
                 quiet_deadline = loop.time() + t.settle
