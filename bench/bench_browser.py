@@ -30,13 +30,13 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
 
 from conftest import ROUTES
 
+from xmltools.base.results import Failure, Observation, Point
+from xmltools.base.serve import serve_directory
 from xmltools.browser.locate import find_chromium
 from xmltools.browser.pool import CHROMIUM_FLAGS, BrowserPool
 from xmltools.browser.session import BrowserSession
 from xmltools.browser.settings import BrowserConfig, Timeouts
-from xmltools.render import Renderer
-from xmltools.results import Failure, Observation, Point
-from xmltools.serve import serve_directory
+from xmltools.render.prompts import Renderer
 
 SITE = Path(__file__).parent.parent / "fixtures" / "site"
 BUTTON = Point(x=100, y=65)  # buttons.html: "console.log", which changes nothing on the page

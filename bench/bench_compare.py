@@ -2,7 +2,7 @@
 
 Pairs of 900x600 screenshots, as replay meets them: identical, a blinking caret,
 a changed heading, and a page changed all over.  Each is compared with
-:func:`xmltools.compare.compare_images` (decoding, masks, the bounding box of
+:func:`xmltools.replaying.compare.compare_images` (decoding, masks, the bounding box of
 the changed pixels, then pixelmatch's algorithm on numpy arrays), and, in the
 same run, with the ``pixelmatch`` package (pure Python) on that bounding box,
 which is what ``compare_images`` did before, and on the whole image.  Both
@@ -22,7 +22,7 @@ from collections.abc import Callable
 from PIL import Image, ImageChops, ImageDraw
 from pixelmatch.contrib.PIL import pixelmatch
 
-from xmltools.compare import compare_images, load_image
+from xmltools.replaying.compare import compare_images, load_image
 
 
 def page(heading: str = "Order summary", caret: bool = False, shift: int = 0) -> bytes:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from xmltools import Config, Interpreter
-from xmltools.serve import serve_directory
+from xmltools.base.serve import serve_directory
 
 SITE = Path(__file__).parent.parent / "fixtures" / "site"
 

@@ -104,7 +104,7 @@ ROUTES = {
 
 @pytest.fixture(scope="session")
 def site() -> Iterator[str]:
-    from xmltools.serve import serve_directory
+    from xmltools.base.serve import serve_directory
 
     with serve_directory(SITE, routes=ROUTES) as base:
         yield base

@@ -38,13 +38,13 @@ def marker(name: str) -> str:
 
 
 def settings() -> str:
-    from xmltools.config_explain import settings_table
+    from xmltools.config.explain import settings_table
 
     return settings_table()
 
 
 def templates() -> str:
-    from xmltools.render import template_table
+    from xmltools.render.prompts import template_table
 
     return template_table()
 
@@ -56,7 +56,7 @@ def dialects() -> str:
 
 
 def protocol() -> str:
-    from xmltools.protocol import mermaid
+    from xmltools.protocol.machine import mermaid
 
     return "```mermaid\n" + mermaid() + "\n```"
 
@@ -92,7 +92,7 @@ def _usage(parser: argparse.ArgumentParser) -> str:
 
 
 def _arguments(parser: argparse.ArgumentParser) -> list[str]:
-    from xmltools.config import Config
+    from xmltools.config.settings import Config
 
     rows = ["| argument | default | what it does |", "|---|---|---|"]
     for action in parser._actions:
@@ -187,7 +187,7 @@ def _dialect(name: str) -> str:
 
 
 GENERATED: dict[str, Callable[[], str]] = {
-    "xmltools.config_explain.settings_table()": settings,
+    "xmltools.config.explain.settings_table()": settings,
     "xmltools.render.template_table()": templates,
     "xmltools.profiles.dialect_table()": dialects,
     "xmltools.protocol.mermaid()": protocol,

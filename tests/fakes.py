@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from xmltools.base.results import ConsoleEntry, Failure, Observation, Point, Screenshot
 from xmltools.browser.base import StubBrowser
-from xmltools.results import ConsoleEntry, Failure, Observation, Point, Screenshot
 
 SHOT = Screenshot(data=b"RIFF\x00\x00\x00\x00WEBPVP8 stand-in", format="webp", width=900, height=600)
 

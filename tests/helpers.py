@@ -20,7 +20,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from xmltools.results import Failure, Observation, Point
+from xmltools.base.results import Failure, Observation, Point
 
 TESTS = Path(__file__).parent
 ROOT = TESTS.parent
@@ -185,9 +185,9 @@ async def record_demo_steps(out: Path) -> Path:
     """
     from fakes import FakeBrowser
 
-    from xmltools.config import Config
+    from xmltools.config.settings import Config
     from xmltools.interpreter import AsyncInterpreter
-    from xmltools.transcript import Header, TranscriptWriter
+    from xmltools.record.transcript import Header, TranscriptWriter
 
     it = AsyncInterpreter(Config(), browser=FakeBrowser())
     with TranscriptWriter(out, Header(templates=it.renderer.template_hashes())) as w:

@@ -13,10 +13,10 @@ from fakes import FakeBrowser
 from helpers import ba
 
 from xmltools.actions import Click, Hover
-from xmltools.config import Config
+from xmltools.base.results import Failure, Observation, Point, Screenshot
+from xmltools.config.settings import Config
 from xmltools.interpreter import AsyncInterpreter
-from xmltools.results import Failure, Observation, Point, Screenshot
-from xmltools.transcript import (
+from xmltools.record.transcript import (
     TranscriptWriter,
 )
 

@@ -11,13 +11,17 @@ from __future__ import annotations
 import importlib as _importlib
 import typing as _typing
 
+from . import _moved
+
 __version__ = "0.1.0"
 """The version of this package."""
 
+_moved.install()  # the old module paths of this release, each with a warning
+
 # each public name, and the module that owns it
 _OWNERS: dict[str, str] = {
-    **dict.fromkeys(["Allow", "ApprovalPolicy", "Ask", "Deny", "PendingApproval"], "approval"),
-    "Config": "config",
+    **dict.fromkeys(["Allow", "ApprovalPolicy", "Ask", "Deny", "PendingApproval"], "protocol.approval"),
+    "Config": "config.settings",
     **dict.fromkeys(
         [
             "ApprovalError",
@@ -41,7 +45,7 @@ _OWNERS: dict[str, str] = {
     **dict.fromkeys(
         ["LoopEvent", "LoopResult", "arun_loop", "loop_registry", "loop_system_prompt", "run_loop"], "loop"
     ),
-    **dict.fromkeys(["AnthropicModel", "OpenAIModel", "Usage"], "models"),
+    **dict.fromkeys(["AnthropicModel", "OpenAIModel", "Usage"], "models.adapters"),
     **dict.fromkeys(
         [
             "BROWSER_ACTION",
@@ -61,16 +65,21 @@ _OWNERS: dict[str, str] = {
         ],
         "parser",
     ),
-    **dict.fromkeys(["Policy", "State"], "protocol"),
-    "Renderer": "render",
-    "Secret": "secrets",
-    **dict.fromkeys(["Expectation", "ExpectationFailed"], "expectations"),
+    **dict.fromkeys(["Policy", "State"], "protocol.machine"),
+    "Renderer": "render.prompts",
+    "Secret": "base.secrets",
+    "serve_directory": "base.serve",
+    **dict.fromkeys(["Expectation", "ExpectationFailed"], "base.expectations"),
     **dict.fromkeys(["Experiment", "load_experiment", "run_experiment"], "lab"),
-    **dict.fromkeys(["ReplayResult", "replay"], "replaying"),
-    **dict.fromkeys(["ConsoleEntry", "Failure", "Observation", "Point", "Screenshot", "Viewport"], "results"),
+    **dict.fromkeys(["ReplayResult", "replay"], "replaying.run"),
+    **dict.fromkeys(
+        ["ConsoleEntry", "Failure", "Observation", "Point", "Screenshot", "Viewport"], "base.results"
+    ),
     **dict.fromkeys(["Tool", "ToolRegistry"], "tools"),
-    **dict.fromkeys(["ReplaySettings", "Transcript", "TranscriptWriter", "load_transcript"], "transcript"),
-    **dict.fromkeys(["CallOutcome", "Turn"], "turn"),
+    **dict.fromkeys(
+        ["ReplaySettings", "Transcript", "TranscriptWriter", "load_transcript"], "record.transcript"
+    ),
+    **dict.fromkeys(["CallOutcome", "Turn"], "record.turn"),
 }
 
 __all__ = [
@@ -146,6 +155,7 @@ __all__ = [
     "replay",
     "run_experiment",
     "run_loop",
+    "serve_directory",
 ]
 
 
@@ -163,10 +173,13 @@ def __dir__() -> list[str]:
 
 
 if _typing.TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
-    from .approval import Allow, ApprovalPolicy, Ask, Deny, PendingApproval
+    from .base.expectations import Expectation, ExpectationFailed
+    from .base.results import ConsoleEntry, Failure, Observation, Point, Screenshot, Viewport
+    from .base.secrets import Secret
+    from .base.serve import serve_directory
     from .browser.base import BrowserLike, StubBrowser
     from .browser.session import BrowserSession
-    from .config import Config
+    from .config.settings import Config
     from .errors import (
         ApprovalError,
         BrowserError,
@@ -181,11 +194,10 @@ if _typing.TYPE_CHECKING:  # what type checkers and editors see: the same names,
         XmltoolsError,
         exit_code,
     )
-    from .expectations import Expectation, ExpectationFailed
     from .interpreter import AsyncInterpreter, Interpreter
     from .lab import Experiment, load_experiment, run_experiment
     from .loop import LoopEvent, LoopResult, arun_loop, loop_registry, loop_system_prompt, run_loop
-    from .models import AnthropicModel, OpenAIModel, Usage
+    from .models.adapters import AnthropicModel, OpenAIModel, Usage
     from .parser import (
         BROWSER_ACTION,
         Block,
@@ -202,11 +214,10 @@ if _typing.TYPE_CHECKING:  # what type checkers and editors see: the same names,
         Vocabulary,
         parse,
     )
-    from .protocol import Policy, State
-    from .render import Renderer
-    from .replaying import ReplayResult, replay
-    from .results import ConsoleEntry, Failure, Observation, Point, Screenshot, Viewport
-    from .secrets import Secret
+    from .protocol.approval import Allow, ApprovalPolicy, Ask, Deny, PendingApproval
+    from .protocol.machine import Policy, State
+    from .record.transcript import ReplaySettings, Transcript, TranscriptWriter, load_transcript
+    from .record.turn import CallOutcome, Turn
+    from .render.prompts import Renderer
+    from .replaying.run import ReplayResult, replay
     from .tools import Tool, ToolRegistry
-    from .transcript import ReplaySettings, Transcript, TranscriptWriter, load_transcript
-    from .turn import CallOutcome, Turn

@@ -51,11 +51,11 @@ from .actions import (
     parse_tab,
     selector_kind,
 )
+from .base.quoting import quoted, shorten
+from .base.schema import schema_problem
 from .errors import ConfigError
 from .parser import ToolSyntax, ToolUse, Vocabulary
 from .profiles import ROO, ActionForm, Profile, format_call, get_profile
-from .quoting import quoted, shorten
-from .schema import schema_problem
 
 __all__ = [
     "ACTION_MODELS",
@@ -124,7 +124,7 @@ class Tool:
     The handler receives the validated model and returns text (or anything with
     a useful ``str``); it may be async.  ``raw`` names free-text parameters
     (kept verbatim, as ``text`` is).  A ``completes`` tool ends the chat loop.
-    ``category`` puts the tool under the approval policy (:mod:`xmltools.approval`).
+    ``category`` puts the tool under the approval policy (:mod:`xmltools.protocol.approval`).
     """
 
     name: str

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from helpers import SITE, action, ba, ok, target
 
+from xmltools.base.expectations import Expectation, ExpectationFailed
+from xmltools.base.serve import serve_directory
 from xmltools.browser.session import BrowserSession
-from xmltools.config import Config
-from xmltools.expectations import Expectation, ExpectationFailed
+from xmltools.config.settings import Config
 from xmltools.interpreter import AsyncInterpreter, Interpreter
-from xmltools.replaying import replay
-from xmltools.report import write_report
-from xmltools.serve import serve_directory
-from xmltools.transcript import ExpectRecord, load_transcript
+from xmltools.record.report import write_report
+from xmltools.record.transcript import ExpectRecord, load_transcript
+from xmltools.replaying.run import replay
 
 
 async def test_a_late_answer_is_waited_for_every_time(

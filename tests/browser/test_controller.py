@@ -18,6 +18,7 @@ from helpers import failed, ok
 from helpers import free_port as _free_port
 from playwright.async_api import Page
 
+from xmltools.base.results import Observation, Point, Viewport
 from xmltools.browser.images import image_size
 from xmltools.browser.locate import find_chromium
 from xmltools.browser.pool import discover_remote
@@ -25,7 +26,6 @@ from xmltools.browser.session import BrowserSession
 from xmltools.browser.settings import BrowserConfig, Timeouts
 from xmltools.browser.sync import SyncBrowser
 from xmltools.errors import RemoteBrowserError
-from xmltools.results import Observation, Point, Viewport
 
 
 def console_texts(obs: Observation, kind: str | None = None) -> list[str]:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from xmltools.config import Config
-from xmltools.replaying import replay
-from xmltools.transcript import AssistantRecord, load_transcript
+from xmltools.config.settings import Config
+from xmltools.record.transcript import AssistantRecord, load_transcript
+from xmltools.replaying.run import replay
 
 ROOT = Path(__file__).parents[2]
 
@@ -25,7 +25,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
     """The demo transcript replayed live once, and its recording."""
     from helpers import SITE
 
-    from xmltools.serve import serve_directory
+    from xmltools.base.serve import serve_directory
 
     out = tmp_path_factory.mktemp("demo") / "run.jsonl"
     with serve_directory(SITE) as base:

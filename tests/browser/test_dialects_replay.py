@@ -13,7 +13,7 @@ from helpers import DIALECT_STEPS as EXPECTED
 from helpers import TRANSCRIPTS, said
 
 from xmltools import State
-from xmltools.replaying import replay
+from xmltools.replaying.run import replay
 
 
 @pytest.mark.parametrize("dialect", ["aleph", "fractal", "forge"])

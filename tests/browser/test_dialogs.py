@@ -12,9 +12,9 @@ import time
 
 from helpers import ok
 
+from xmltools.base.results import Failure, Point
 from xmltools.browser.session import BrowserSession
 from xmltools.browser.settings import BrowserConfig, Timeouts
-from xmltools.results import Failure, Point
 
 GO = Point(x=190, y=70)
 SHORT = BrowserConfig(timeouts=Timeouts(action=2.0, navigation=2.0))

@@ -11,7 +11,7 @@ from helpers import ba
 from openai_server import ScriptedServer
 
 from xmltools.lab.store import Store
-from xmltools.transcript import load_transcript
+from xmltools.record.transcript import load_transcript
 
 ROOT = Path(__file__).parents[2]
 

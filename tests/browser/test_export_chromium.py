@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, SITE, ba
 
+from xmltools.base.serve import serve_directory
 from xmltools.browser.locate import find_chromium
 from xmltools.cli import main
-from xmltools.config import Config
+from xmltools.config.settings import Config
 from xmltools.interpreter import Interpreter
-from xmltools.serve import serve_directory
-from xmltools.transcript import ToolResultRecord, load_transcript
+from xmltools.record.transcript import ToolResultRecord, load_transcript
 
 RUFF = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
 SAVE = '  <button class="primary" data-testid="save" onclick="console.log(\'SAVE\')">Save</button>\n'

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from helpers import action, ok, target
 
+from xmltools.base.results import Failure, Point
 from xmltools.browser.session import BrowserSession
 from xmltools.browser.settings import BrowserConfig
-from xmltools.results import Failure, Point
 
 
 def sel(selector: str) -> Any:

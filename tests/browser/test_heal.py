@@ -14,11 +14,11 @@ import openai
 from helpers import SITE, ba, scenario
 from openai_server import ScriptedServer
 
+from xmltools.base.serve import serve_directory
 from xmltools.cli import main
-from xmltools.models import OpenAIModel
-from xmltools.replaying import replay
-from xmltools.serve import serve_directory
-from xmltools.transcript import load_transcript
+from xmltools.models.adapters import OpenAIModel
+from xmltools.record.transcript import load_transcript
+from xmltools.replaying.run import replay
 
 _BOX = re.compile(r'button "Store" \[ref=\w+\] \[box=(\d+),(\d+),(\d+),(\d+)\]')
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from helpers import ba, ok
 
+from xmltools.base.results import Failure, Observation, Point
+from xmltools.base.urlpolicy import UrlPolicy
 from xmltools.browser.session import BrowserSession
 from xmltools.browser.settings import BrowserConfig
-from xmltools.render import Renderer
-from xmltools.results import Failure, Observation, Point
-from xmltools.urlpolicy import UrlPolicy
+from xmltools.render.prompts import Renderer
 
 ROOT = Path(__file__).parents[2] / "fixtures" / "site"
 GO = Point(x=190, y=70)

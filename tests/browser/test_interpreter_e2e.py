@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from helpers import ba
 
-from xmltools.config import Config
+from xmltools.config.settings import Config
 from xmltools.interpreter import Interpreter
-from xmltools.protocol import State
+from xmltools.protocol.machine import State
 
 CLOSE = ba("close")
 

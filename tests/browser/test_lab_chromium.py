@@ -18,14 +18,14 @@ from typing import Any
 from helpers import SITE, ba
 from openai_server import ScriptedServer
 
+from xmltools.base.results import Observation
+from xmltools.base.serve import serve_directory
 from xmltools.browser.session import BrowserSession
 from xmltools.lab import Experiment, load_experiment, run_experiment
 from xmltools.lab.matrix import cells, comparisons, format_matrix
 from xmltools.lab.plan import ModelSpec
 from xmltools.lab.report import write_experiment_report
 from xmltools.lab.runner import default_model
-from xmltools.results import Observation
-from xmltools.serve import serve_directory
 
 TRIALS = 4
 PRICE_IN, PRICE_OUT = 1.5, 6.0  # dollars per million tokens
@@ -309,7 +309,7 @@ def test_a_judge_grades_the_answer_and_the_last_page_against_a_rubric(
     judge_cost = sum((i * 3.0 + o * 15.0) / 1e6 for i, o in judge.usages)
     assert abs(sum(r.cost for r in first.rows) - (model_cost + judge_cost)) < 1e-6
     assert outcomes(again.rows) == outcomes(first.rows)
-    from xmltools.transcript import load_transcript
+    from xmltools.record.transcript import load_transcript
 
     for r in first.rows:  # each trial's transcript holds the tokens its row counts, as the server said
         said = [a.usage for a in load_transcript(tmp_path / "out" / str(r.transcript)).assistant_messages]

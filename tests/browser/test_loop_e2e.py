@@ -13,7 +13,7 @@ from helpers import ba
 from openai_server import ScriptedServer, by_turn
 
 from xmltools.loop import run_loop
-from xmltools.models import OpenAIModel
+from xmltools.models.adapters import OpenAIModel
 
 START = [{"role": "system", "content": "system"}, {"role": "user", "content": "do it"}]
 

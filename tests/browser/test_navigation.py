@@ -15,9 +15,9 @@ import time
 import pytest
 from helpers import ok
 
+from xmltools.base.results import Observation, Point
 from xmltools.browser.session import BrowserSession
 from xmltools.browser.settings import BrowserConfig, Timeouts
-from xmltools.results import Observation, Point
 
 pytestmark = pytest.mark.slow
 

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from helpers import ok, playwright_servers
 
+from xmltools.base.results import Failure, Observation, Point
 from xmltools.browser.pool import Backend, BrowserPool, PoolFullError
 from xmltools.browser.session import BrowserSession
 from xmltools.browser.settings import BrowserConfig
 from xmltools.errors import BrowserError, ConfigError
-from xmltools.results import Failure, Observation, Point
 
 TMP = tempfile.gettempdir()
 LEFTOVERS = (

@@ -16,9 +16,9 @@ from helpers import ba, ok
 from helpers import read as _read
 from helpers import said as _said
 
+from xmltools.base.results import Observation, Point
+from xmltools.base.serve import serve_directory
 from xmltools.browser.session import BrowserSession
-from xmltools.results import Observation, Point
-from xmltools.serve import serve_directory
 
 DOCS = Path("/usr/share/doc/python3.11/html")
 

@@ -14,11 +14,11 @@ import pytest
 from helpers import ba
 from test_export_chromium import run_exported
 
+from xmltools.base.serve import serve_directory
 from xmltools.cli import main
-from xmltools.config import Config
+from xmltools.config.settings import Config
 from xmltools.interpreter import Interpreter
-from xmltools.replaying import ReplayResult, replay
-from xmltools.serve import serve_directory
+from xmltools.replaying.run import ReplayResult, replay
 
 DOCS = Path("/usr/share/doc/python3.11/html")
 PAGES = ("index.html", "intro.html", "functions.html")

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from helpers import SITE, action, ba, ok, ref_named, scenario, target
 
+from xmltools.base.results import Failure, Identity, Observation, Point
+from xmltools.base.serve import serve_directory
 from xmltools.browser.session import BrowserSession
 from xmltools.browser.settings import BrowserConfig
-from xmltools.replaying import replay
-from xmltools.results import Failure, Identity, Observation, Point
-from xmltools.serve import serve_directory
-from xmltools.transcript import ReplaySettings, load_transcript
+from xmltools.record.transcript import ReplaySettings, load_transcript
+from xmltools.replaying.run import replay
 
 
 def logged(obs: Observation) -> list[str]:

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from helpers import SITE, ba, scenario
 
-from xmltools.config import Config
-from xmltools.replaying import replay
-from xmltools.serve import serve_directory
-from xmltools.transcript import ReplaySettings, load_transcript
+from xmltools.base.serve import serve_directory
+from xmltools.config.settings import Config
+from xmltools.record.transcript import ReplaySettings, load_transcript
+from xmltools.replaying.run import replay
 
 DRIFT = SITE / "drift"
 
@@ -116,7 +116,7 @@ def test_a_sub_pixel_shift_changes_pixels_and_is_no_drift(recorded: Path, drift_
     shots = [s for st in result.steps for s in st.shots]  # type: ignore[attr-defined]
     from PIL import ImageChops
 
-    from xmltools.compare import load_image
+    from xmltools.replaying.compare import load_image
 
     for s in shots:  # the edge's pixels did change, and pixelmatch tells them for anti-aliasing
         changed = ImageChops.difference(load_image(s.recorded.data), load_image(s.live.data))

@@ -12,10 +12,10 @@ import pytest
 from helpers import SITE, ba
 from sample_run import BASE, SYSTEM, TASK, record_run
 
-from xmltools.replaying import replay
-from xmltools.report import write_report
-from xmltools.serve import serve_directory
-from xmltools.transcript import ReplaySettings
+from xmltools.base.serve import serve_directory
+from xmltools.record.report import write_report
+from xmltools.record.transcript import ReplaySettings
+from xmltools.replaying.run import replay
 
 
 @pytest.fixture

@@ -13,10 +13,10 @@ from urllib.parse import quote
 import pytest
 from helpers import ok
 
+from xmltools.base.results import Failure
+from xmltools.base.urlpolicy import UrlPolicy
 from xmltools.browser.session import BrowserSession
 from xmltools.browser.settings import BrowserConfig
-from xmltools.results import Failure
-from xmltools.urlpolicy import UrlPolicy
 
 HOSTS = (("allowed.test", "127.0.0.1"), ("forbidden.test", "127.0.0.2"))
 REFUSED = "forbidden.test resolves to 127.0.0.2, a blocked address (127.0.0.2)"

@@ -16,11 +16,11 @@ from urllib.parse import quote
 import pytest
 from conftest import ROUTES
 
+from xmltools.base.results import Failure, Observation, Point
+from xmltools.base.serve import serve_directory
+from xmltools.base.urlpolicy import UrlPolicy
 from xmltools.browser.session import BrowserSession
 from xmltools.browser.settings import BrowserConfig, Timeouts
-from xmltools.results import Failure, Observation, Point
-from xmltools.serve import serve_directory
-from xmltools.urlpolicy import UrlPolicy
 
 _BUTTON = "position:absolute;left:0;top:0;width:300px;height:80px"
 _PAGES = {

@@ -14,13 +14,13 @@ import pytest
 from helpers import SITE, ba
 from PIL import Image
 
+from xmltools.base.results import Observation
+from xmltools.base.serve import serve_directory
 from xmltools.cli import main
-from xmltools.config import Config
+from xmltools.config.settings import Config
 from xmltools.interpreter import AsyncInterpreter, Interpreter
-from xmltools.replaying import replay
-from xmltools.results import Observation
-from xmltools.serve import serve_directory
-from xmltools.transcript import TranscriptWriter, load_transcript
+from xmltools.record.transcript import TranscriptWriter, load_transcript
+from xmltools.replaying.run import replay
 
 MAGENTA = (255, 0, 255)
 SECRET = "correct horse battery staple"
@@ -68,8 +68,8 @@ async def test_a_bound_secret_never_reaches_another_origin(tmp_path: Any) -> Non
     there, and refused on the second before anything is typed; the field stays empty."""
     from helpers import SITE
 
-    from xmltools.secrets import Secret
-    from xmltools.serve import serve_directory
+    from xmltools.base.secrets import Secret
+    from xmltools.base.serve import serve_directory
 
     with serve_directory(SITE / "rematch") as good, serve_directory(SITE / "rematch") as other:
         secrets = {"PASSWORD": Secret(SECRET, origins=[good])}
@@ -94,9 +94,9 @@ async def test_a_replay_keeps_a_bound_secret_to_its_origin(tmp_path: Any) -> Non
     replay fails there; bound to the replay's own origin, it passes, and no file holds the value."""
     from helpers import SITE
 
-    from xmltools.replaying import replay
-    from xmltools.secrets import Secret
-    from xmltools.serve import serve_directory
+    from xmltools.base.secrets import Secret
+    from xmltools.base.serve import serve_directory
+    from xmltools.replaying.run import replay
 
     record = tmp_path / "run.jsonl"
     with serve_directory(SITE / "rematch") as first:

@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from helpers import ok
 
+from xmltools.base.results import Failure, Point
+from xmltools.base.urlpolicy import UrlPolicy
 from xmltools.browser.pool import Backend, BrowserPool
 from xmltools.browser.session import BrowserSession
 from xmltools.browser.settings import BrowserConfig, Timeouts
-from xmltools.config import Config
+from xmltools.config.settings import Config
 from xmltools.errors import BrowserError, ConfigError
-from xmltools.results import Failure, Point
-from xmltools.urlpolicy import UrlPolicy
 
 
 def wait(seconds: float) -> Any:

@@ -8,10 +8,10 @@ import time
 from helpers import ok
 from playwright.async_api import BrowserContext
 
+from xmltools.base.results import Viewport
 from xmltools.browser.pool import BrowserPool
 from xmltools.browser.session import BrowserSession
 from xmltools.browser.settings import BrowserConfig
-from xmltools.results import Viewport
 
 
 async def spare_of(pool: BrowserPool, bound: float = 10.0) -> BrowserContext:

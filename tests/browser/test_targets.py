@@ -17,9 +17,9 @@ from helpers import action, ok, target
 from helpers import evaluate as value
 from helpers import ref_named as ref_of
 
+from xmltools.base.results import Failure, Observation
 from xmltools.browser.session import BrowserSession
 from xmltools.browser.settings import BrowserConfig
-from xmltools.results import Failure, Observation
 
 
 def mistake(result: Observation | Failure | None, *words: str) -> Failure:

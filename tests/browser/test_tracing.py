@@ -11,9 +11,9 @@ from pathlib import Path
 
 from helpers import SITE, ba, scenario
 
-from xmltools.replaying import replay
-from xmltools.report import write_report
-from xmltools.serve import serve_directory
+from xmltools.base.serve import serve_directory
+from xmltools.record.report import write_report
+from xmltools.replaying.run import replay
 
 
 def flow(tmp_path: Path) -> tuple[Path, Path]:

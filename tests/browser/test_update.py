@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from helpers import SITE, ba
 
+from xmltools.base.serve import serve_directory
 from xmltools.cli import main
-from xmltools.config import Config
+from xmltools.config.settings import Config
 from xmltools.interpreter import Interpreter
-from xmltools.replaying import replay
-from xmltools.serve import serve_directory
-from xmltools.transcript import AssistantRecord, EndRecord, MessageRecord, load_transcript
-from xmltools.updating import update
+from xmltools.record.transcript import AssistantRecord, EndRecord, MessageRecord, load_transcript
+from xmltools.replaying.run import replay
+from xmltools.replaying.update import update
 
 
 def record_flow(site: Path, path: Path) -> None:

@@ -158,7 +158,7 @@ def test_a_fresh_environment_runs_what_a_user_runs(dist: Path, tmp_path: Path) -
     info = json.loads(fresh.run("python", "-c", IMPORT_ALL).stdout)
     assert info["file"].startswith(str(tmp_path / "venv")), info["file"]  # the installed copy, not the tree
     assert info["missing"] == []
-    assert {"xmltools.lab", "xmltools.pytest_plugin", "xmltools.browser.session"} <= set(info["modules"])
+    assert {"xmltools.lab", "xmltools.replaying.plugin", "xmltools.browser.session"} <= set(info["modules"])
 
     demo = fresh.run("xmltools", "demo", "--out", "demo")
     assert "task completed" in demo.stdout, demo.stdout[-2000:]

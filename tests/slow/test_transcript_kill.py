@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from xmltools.transcript import (
+from xmltools.record.transcript import (
     load_transcript,
 )
 
@@ -22,7 +22,7 @@ def test_a_killed_recorder_loses_nothing_before_the_kill(tmp_path: Path) -> None
         sys.path.insert(0, {str(Path(__file__).parents[1])!r})
         from fakes import FakeBrowser
         from xmltools.interpreter import AsyncInterpreter
-        from xmltools.transcript import TranscriptWriter
+        from xmltools.record.transcript import TranscriptWriter
 
         async def main():
             it = AsyncInterpreter(browser=FakeBrowser())

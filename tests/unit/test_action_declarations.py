@@ -25,10 +25,10 @@ from xmltools.actions import (
     FillForm,
     Type,
 )
-from xmltools.approval import ACTION_CATEGORIES, ApprovalPolicy
 from xmltools.parser import ToolSyntax, ToolUse
 from xmltools.profiles import FULL, PROFILES, ActionForm, Profile
-from xmltools.render import Renderer
+from xmltools.protocol.approval import ACTION_CATEGORIES, ApprovalPolicy
+from xmltools.render.prompts import Renderer
 from xmltools.tools import CallError, ToolRegistry, ValidCall
 
 ROOT = Path(__file__).parents[2]
@@ -94,7 +94,7 @@ def test_every_canonical_action_has_its_category_in_approval() -> None:
 
 def test_approval_names_no_action() -> None:
     """Categories are read from the models: approval.py keeps no list of action names."""
-    source = (ROOT / "xmltools" / "approval.py").read_text()
+    source = (ROOT / "xmltools" / "protocol" / "approval.py").read_text()
     code = source[source.index('"""', 3) + 3 :]  # past the docstring, which may give examples
     assert not [a for a in ACTIONS if f'"{a}"' in code or f"'{a}'" in code]
 
@@ -246,7 +246,7 @@ def test_the_testing_checks_are_offered_only_with_their_capability(ctx: ActionCo
     assert not isinstance(refused, ValidCall) and refused.code == "disabled_action"
     assert "belongs to the testing checks, which are not offered here" in refused.message
     assert isinstance(validate(testing, testing.example("verify_text"), ctx), ValidCall)
-    from xmltools.render import Renderer
+    from xmltools.render.prompts import Renderer
 
     shown = Renderer().system_prompt(testing)
     assert all(f"- `{c}`" in shown for c in checks), shown

@@ -20,14 +20,15 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from xmltools import ConfigError, parse
+from xmltools.base.results import Failure, Observation, Point, Viewport
 from xmltools.cli import main
-from xmltools.config import Config
+from xmltools.config.settings import Config
 from xmltools.interpreter import AsyncInterpreter
 from xmltools.parser import ToolUse
 from xmltools.profiles import FULL, ROO, get_profile
-from xmltools.render import Renderer
-from xmltools.replaying import replay
-from xmltools.results import Failure, Observation, Point, Viewport
+from xmltools.record.transcript import Header, TranscriptWriter, load_transcript
+from xmltools.render.prompts import Renderer
+from xmltools.replaying.run import replay
 from xmltools.tools import (
     ActionContext,
     CallError,
@@ -46,7 +47,6 @@ from xmltools.tools import (
     ValidCall,
     selector_kind,
 )
-from xmltools.transcript import Header, TranscriptWriter, load_transcript
 
 FULL_REG = ToolRegistry(profile="full")
 ROO_REG = ToolRegistry()

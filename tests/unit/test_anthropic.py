@@ -17,10 +17,10 @@ from helpers import ba
 
 from xmltools import ModelError, UsageError
 from xmltools.cli import main
-from xmltools.config import Config
+from xmltools.config.settings import Config
 from xmltools.interpreter import AsyncInterpreter
 from xmltools.loop import arun_loop, loop_registry, run_loop
-from xmltools.models import AnthropicModel, anthropic_messages
+from xmltools.models.adapters import AnthropicModel, anthropic_messages
 
 DONE = "<attempt_completion>\n<result>opened and closed the page</result>\n</attempt_completion>"
 SCRIPT = [

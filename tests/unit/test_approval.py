@@ -25,9 +25,9 @@ from xmltools import (
     ToolRegistry,
     UsageError,
 )
-from xmltools.approval import ACTION_CATEGORIES, CATEGORIES, DEFAULT_RULES
 from xmltools.loop import arun_loop
 from xmltools.profiles import FULL, ROO
+from xmltools.protocol.approval import ACTION_CATEGORIES, CATEGORIES, DEFAULT_RULES
 
 LAUNCH = "<browser_action><action>launch</action><url>http://127.0.0.1:1/</url></browser_action>"
 EVAL = "<browser_action><action>evaluate</action><script>document.title</script></browser_action>"
@@ -324,7 +324,7 @@ async def test_answers_after_close_are_refused() -> None:
 
 def test_an_approved_call_that_misses_its_target_counts_toward_the_limit() -> None:
     from xmltools import MistakeLimitError
-    from xmltools.results import Failure
+    from xmltools.base.results import Failure
 
     miss = Failure(kind="target", message="nothing matches the selector '#gone'.")
     fake = FakeBrowser(fail={"click": miss})

@@ -31,11 +31,11 @@ from xmltools import (
 )
 from xmltools.browser.pool import BrowserPool
 from xmltools.cli import main
-from xmltools.config import Config
+from xmltools.config.settings import Config
 from xmltools.errors import EXIT_ENVIRONMENT, EXIT_FAILED, EXIT_USAGE, TranscriptError, exit_code
 from xmltools.interpreter import AsyncInterpreter
-from xmltools.models import Usage
-from xmltools.transcript import Header, TranscriptWriter, load_transcript
+from xmltools.models.adapters import Usage
+from xmltools.record.transcript import Header, TranscriptWriter, load_transcript
 
 NO_BROWSER = "/nonexistent/chromium"
 DEAD_REMOTE = "http://127.0.0.1:9"  # the discard port: nothing answers there
@@ -496,7 +496,7 @@ def test_a_recorded_run_keeps_its_nudges_and_each_calls_tokens_for_the_report(
 ) -> None:
     """A model that repeats one click: the nudges are note records in the transcript, each step keeps
     its call's tokens, and the report shows both; the sent history is what the report counts."""
-    from xmltools.transcript import NoteRecord, load_transcript
+    from xmltools.record.transcript import NoteRecord, load_transcript
 
     click = ba("click", coordinate="100,100")
     server = ScriptedServer(by_turn([LAUNCH, *[click] * 20]))
@@ -516,7 +516,7 @@ def test_a_recorded_run_keeps_its_nudges_and_each_calls_tokens_for_the_report(
     assert f"~{used[0].prompt_tokens:,} tokens in" in html  # type: ignore[union-attr]
     assert main(["replay", str(record), "--offline"]) == 0  # a replay passes the notes by
     assert "no drift" in capsys.readouterr().out
-    from xmltools.replaying import replay
+    from xmltools.replaying.run import replay
 
     again = tmp_path / "again.jsonl"  # a rewrite (update's) keeps them, and each call's usage
     asyncio.run(replay(record, offline=True, record=again, keep_header=True))

@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from xmltools.base.results import Viewport
 from xmltools.cli import main
 from xmltools.cli.common import load_config
-from xmltools.config import Config
-from xmltools.config_explain import Setting, explain, settings_table
+from xmltools.config.explain import Setting, explain, settings_table
+from xmltools.config.settings import Config
 from xmltools.errors import ConfigError
-from xmltools.protocol import Policy
-from xmltools.render import Renderer, bundled_templates, template_table, template_variables
-from xmltools.results import Viewport
+from xmltools.protocol.machine import Policy
+from xmltools.render.prompts import Renderer, bundled_templates, template_table, template_variables
 
 ROOT = Path(__file__).parents[2]
 
@@ -188,8 +188,8 @@ def test_the_run_command_loads_the_same_way(tmp_path: Path, monkeypatch: pytest.
 def test_a_replay_keeps_the_recorded_settings_over_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from xmltools.replaying import replay
-    from xmltools.transcript import load_transcript
+    from xmltools.record.transcript import load_transcript
+    from xmltools.replaying.run import replay
 
     monkeypatch.setenv("XMLTOOLS_PROFILE", "full")  # the header says aleph: the header wins
     monkeypatch.setenv("XMLTOOLS_MAX_NOTES", "7")  # the header does not say: the environment fills it in
@@ -376,7 +376,7 @@ def test_template_variables_come_from_the_templates() -> None:
 def test_the_docs_have_the_settings_table() -> None:
     from docgen import part
 
-    assert part("reference/settings.md", "xmltools.config_explain.settings_table()") == settings_table(), (
+    assert part("reference/settings.md", "xmltools.config.explain.settings_table()") == settings_table(), (
         "docs/reference/settings.md's settings table is stale: run python tests/docgen.py"
     )
     rows = settings_table().splitlines()[2:]

@@ -12,11 +12,11 @@ from fakes import FakeBrowser
 from helpers import ba
 from pydantic import ValidationError
 
-from xmltools.config import Config
-from xmltools.expectations import Expectation, ExpectationFailed
+from xmltools.base.expectations import Expectation, ExpectationFailed
+from xmltools.config.settings import Config
 from xmltools.interpreter import AsyncInterpreter
-from xmltools.replaying import replay
-from xmltools.transcript import ExpectRecord, TranscriptError, TranscriptWriter, load_transcript
+from xmltools.record.transcript import ExpectRecord, TranscriptError, TranscriptWriter, load_transcript
+from xmltools.replaying.run import replay
 
 
 @pytest.mark.parametrize(
@@ -104,8 +104,8 @@ def test_offline_a_replay_keeps_its_assertions_and_checks_none(tmp_path: Path) -
 
 
 def test_an_update_moves_a_point_only_to_a_place_in_view() -> None:
-    from xmltools.results import Identity
-    from xmltools.updating import _Found, _same_kind
+    from xmltools.base.results import Identity
+    from xmltools.replaying.update import _Found, _same_kind
 
     seen = Identity(described='link "Intro"', role="link", name="Intro", box=(40.0, 100.0, 80.0, 20.0))
     below = seen.model_copy(update={"box": (470.0, 700.0, 80.0, 20.0)})  # found below the fold
@@ -118,8 +118,8 @@ def test_an_update_moves_a_point_only_to_a_place_in_view() -> None:
 
 
 def test_an_update_gives_a_ref_only_when_one_ref_is_the_element() -> None:
-    from xmltools.results import Identity
-    from xmltools.updating import _Found, _same_kind
+    from xmltools.base.results import Identity
+    from xmltools.replaying.update import _Found, _same_kind
 
     box = Identity(
         described='textbox "What needs to be done?"', role="textbox", name="What needs to be done?"

@@ -9,9 +9,9 @@ import pytest
 from helpers import record_demo_steps, wording_variant
 
 from xmltools import ConfigError
+from xmltools.base.results import Viewport
 from xmltools.lab.variants import Variant, load_corpus, rerender, score_corpus
-from xmltools.results import Viewport
-from xmltools.transcript import load_transcript
+from xmltools.record.transcript import load_transcript
 
 ROOT = Path(__file__).parents[2]
 CORPUS = ROOT / "fixtures" / "corpus" / "outputs.jsonl"

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
+from xmltools.base.secrets import ENV_PREFIX
 from xmltools.cli import main
 from xmltools.errors import EXIT_USAGE, UsageError
-from xmltools.export import export_pytest
-from xmltools.secrets import ENV_PREFIX
-from xmltools.transcript import load_transcript
+from xmltools.record.transcript import load_transcript
+from xmltools.replaying.export import export_pytest
 
 RUFF = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
 LONG = "a note long enough that no line of 88 columns can hold it beside the call that types it"

@@ -9,11 +9,11 @@ from typing import Any
 from fakes import FakeBrowser
 from helpers import ba
 
-from xmltools.config import Config
+from xmltools.base.results import Observation, Point
+from xmltools.config.settings import Config
 from xmltools.interpreter import AsyncInterpreter
 from xmltools.loop import arun_loop, loop_registry
 from xmltools.loop.history import TurnMark, compact
-from xmltools.results import Observation, Point
 from xmltools.tools import COMPLETION_TOOL
 
 BIG = "\n".join(

@@ -20,12 +20,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, field_validator
 
-from xmltools.config import Config
+from xmltools.base.quoting import quoted, shorten
+from xmltools.base.results import Point, Viewport
+from xmltools.config.settings import Config
 from xmltools.interpreter import AsyncInterpreter, Interpreter
 from xmltools.loop import arun_loop
-from xmltools.protocol import State
-from xmltools.quoting import quoted, shorten
-from xmltools.results import Point, Viewport
+from xmltools.protocol.machine import State
 from xmltools.tools import Tool, ToolRegistry, parse_coordinate, parse_size
 
 VP = Viewport(width=900, height=600)

@@ -11,10 +11,10 @@ from helpers import ba, text_of
 from pydantic import BaseModel
 
 from xmltools import ConfigError, MistakeLimitError, UsageError
-from xmltools.config import Config
+from xmltools.base.results import Failure, Viewport
+from xmltools.config.settings import Config
 from xmltools.interpreter import AsyncInterpreter, Interpreter
-from xmltools.protocol import Policy, State
-from xmltools.results import Failure, Viewport
+from xmltools.protocol.machine import Policy, State
 from xmltools.tools import Tool, ToolRegistry
 
 LAUNCH = ba("launch", url="http://127.0.0.1:9/app")

@@ -8,8 +8,8 @@ from fakes import FakeBrowser
 from helpers import ba_inline as call
 
 from xmltools import Config
+from xmltools.base.results import ConsoleEntry, Failure, Observation, Viewport
 from xmltools.interpreter import AsyncInterpreter
-from xmltools.results import ConsoleEntry, Failure, Observation, Viewport
 
 LOST = Failure(
     kind="crashed",

@@ -14,7 +14,7 @@ from helpers import said as text
 from pydantic import BaseModel
 
 from xmltools import BrowserError, Config, Interpreter, Policy, State, Tool, ToolRegistry
-from xmltools.results import Failure
+from xmltools.base.results import Failure
 
 
 class FakeNote(BaseModel):

@@ -20,154 +20,76 @@ from pathlib import Path
 import pytest
 
 import xmltools
+from xmltools import _moved
 
 ROOT = Path(xmltools.__file__).parent
 
-# the pure core: no I/O, no Jinja2, no Playwright
-_BASE = {"errors", "quoting", "results", "expectations"}
+# pure data and helpers (base/) and the host's exceptions: every part may use them
+_BASE = {"errors", "base"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
-    "expectations": set(),
-    "stats": {"lab"},  # moved into lab/
-    "schema": set(),
-    "quoting": set(),
-    "results": set(),
+    "_moved": set(),  # the old module paths: a table and an import hook
+    "base": {"errors"},
     "parser": {"errors"},
-    "urlpolicy": set(),
-    "secrets": {"errors"},
-    "snapshot": set(),
-    "pixels": set(),
-    "compare": {"errors", "pixels"},
-    "serve": {"errors"},
-    "_loop": {"errors"},
-    "_sdkcall": set(),
-    "actions": {*_BASE, "urlpolicy"},
-    "protocol": {"errors", "parser"},
-    "approval": {"actions", "errors", "parser"},
+    # the model adapters call the SDKs and nothing of the package
+    "models": {"errors"},
+    "actions": {*_BASE},
+    "protocol": {*_BASE, "actions", "parser"},
     "profiles": {*_BASE, "actions", "parser"},
-    "tools": {*_BASE, "actions", "approval", "parser", "profiles", "schema"},
-    "turn": {*_BASE, "approval", "parser", "protocol", "tools"},
+    "tools": {*_BASE, "actions", "parser", "profiles"},
     # the browser: Playwright behind one seam; it never sees the configuration, tools or templates
-    "browser": {*_BASE, "_loop", "actions", "snapshot", "urlpolicy"},
+    "browser": {*_BASE, "actions"},
     # the configuration builds each subsystem's frozen view (the browser's among them)
-    "config": {*_BASE, "approval", "browser", "parser", "protocol", "secrets", "tools", "urlpolicy"},
-    "config_explain": {*_BASE, "config"},
-    "render": {*_BASE, "profiles", "protocol", "tools", "turn"},
-    "transcript_format": {*_BASE, "compare", "protocol"},
-    "transcript": {
-        *_BASE,
-        "compare",
-        "config",
-        "parser",
-        "profiles",
-        "protocol",
-        "secrets",
-        "tools",
-        "transcript_format",
-        "turn",
-    },
+    "config": {*_BASE, "browser", "parser", "protocol", "tools"},
+    "render": {*_BASE, "profiles", "protocol", "tools"},
+    # turns, transcripts and their report: below the interpreter and the three uses
+    "record": {*_BASE, "actions", "browser", "config", "parser", "profiles", "protocol", "render", "tools"},
     "interpreter": {
         *_BASE,
-        "_loop",
         "actions",
-        "approval",
         "browser",
         "config",
         "parser",
         "profiles",
         "protocol",
-        "render",
-        "secrets",
-        "tools",
-        "transcript",
-        "turn",
-    },
-    "models": {"errors", "_sdkcall"},
-    # moved into loop/: the old paths, kept with a warning
-    "guards": {"loop"},
-    "history": {"loop"},
-    "loop": {
-        "_loop",
-        "approval",
-        "config",
-        "errors",
-        "interpreter",
-        "models",
+        "record",
         "render",
         "tools",
-        "turn",
     },
-    "offline": {*_BASE, "tools", "transcript"},
-    # a transcript as a pytest-playwright test: text only, in Python written as ruff writes it
-    "pycode": {"actions"},
-    "export": {*_BASE, "actions", "parser", "profiles", "pycode", "secrets", "tools", "transcript"},
-    "replay_checks": {*_BASE, "browser", "compare", "interpreter", "profiles", "transcript", "turn"},
-    # a replay reaches the browser only through the interpreter and replay_checks, inside functions:
+    # the three uses: the loop and the replay import no other use; the experiments run both
+    "loop": {*_BASE, "config", "interpreter", "models", "protocol", "record", "render", "tools"},
+    # a replay reaches the browser only through the interpreter and its checks, inside functions:
     # an offline replay loads no Playwright
-    "healing": {*_BASE, "interpreter", "models", "parser", "profiles", "transcript", "turn"},
     "replaying": {
-        *_BASE,
-        "healing",
-        "models",
-        "offline",
-        "replay_checks",
-        "compare",
-        "config",
-        "interpreter",
-        "parser",
-        "profiles",
-        "secrets",
-        "tools",
-        "transcript",
-        "turn",
-    },
-    "report": {
         *_BASE,
         "actions",
         "browser",
+        "config",
+        "interpreter",
+        "models",
+        "parser",
         "profiles",
-        "render",
-        "replaying",
-        "transcript",
-        "transcript_format",
+        "record",
+        "tools",
     },
-    # moved into lab/: the old paths, kept with a warning
-    "experiment": {"lab"},
-    # the experiments: live trials, variants re-rendered and corpora scored offline, and their stats
     "lab": {
         *_BASE,
-        "schema",
-        "render",
-        "report",
         "browser",
         "config",
         "interpreter",
         "loop",
         "models",
         "parser",
+        "record",
+        "render",
         "replaying",
-        "serve",
         "tools",
-        "transcript",
-        "turn",
     },
-    "demo": {"loop", "replaying", "report", "serve", "transcript"},
-    "updating": {*_BASE, "actions", "parser", "profiles", "replaying", "snapshot", "tools", "transcript"},
-    "pytest_plugin": {
-        "updating",
-        "browser",
-        "compare",
-        "config",
-        "interpreter",
-        "replaying",
-        "report",
-        "secrets",
-        "serve",
-        "transcript",
-    },
-    # the command line may use anything, and the package root (for its version)
+    # the command line (and the demo) may use anything, and the package root (for its version)
     "cli": {"*"},
 }
+USES = {"loop", "replaying", "lab"}
+MAX_TOP_MODULES = 12
 MAX_MODULE_LINES = 700
 MAX_CLASS_LINES = 500
 
@@ -210,6 +132,19 @@ def test_the_table_of_arrows_has_no_circle() -> None:
         tuple(TopologicalSorter(graph).static_order())
     except CycleError as e:  # pragma: no cover - the message is the point
         pytest.fail(f"the allowed arrows form a circle: {e.args[1]}")
+
+
+def test_the_uses_import_no_other_use_but_the_experiments_theirs() -> None:
+    for use in USES - {"lab"}:
+        assert not ALLOWED[use] & USES, f"{use} may import {sorted(ALLOWED[use] & USES)}"
+    below = {part for part, allowed in ALLOWED.items() if part not in USES and "*" not in allowed}
+    assert not any(ALLOWED[part] & USES for part in below), "a part below the uses imports one"
+
+
+def test_the_top_of_the_package_holds_few_modules() -> None:
+    top = sorted(p.name for p in ROOT.glob("*.py"))
+    assert len(top) <= MAX_TOP_MODULES, top
+    assert {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()} >= {*USES, "base"}
 
 
 def test_every_import_follows_the_table() -> None:
@@ -327,11 +262,11 @@ def test_no_module_or_class_is_too_long() -> None:
     [
         ("xmltools", ("jinja2", "playwright", "pydantic")),
         ("xmltools.parser", ("jinja2", "playwright", "pydantic")),
-        ("xmltools.protocol", ("jinja2", "playwright")),
+        ("xmltools.protocol.machine", ("jinja2", "playwright")),
         ("xmltools.tools", ("jinja2", "playwright")),
-        ("xmltools.config", ("jinja2", "playwright")),
+        ("xmltools.config.settings", ("jinja2", "playwright")),
         ("xmltools.interpreter", ("playwright",)),
-        ("xmltools.replaying", ("playwright",)),
+        ("xmltools.replaying.run", ("playwright",)),
         ("xmltools.browser.base", ("playwright", "jinja2")),
     ],
 )
@@ -346,7 +281,7 @@ def test_importing_a_part_loads_only_what_it_needs(module: str, absent: tuple[st
 
 
 def test_an_offline_replay_loads_no_playwright() -> None:
-    from xmltools.replaying import replay
+    from xmltools.replaying.run import replay
 
     flow = ROOT.parent / "fixtures" / "transcripts" / "demo.jsonl"
     steps = len(asyncio.run(replay(flow, offline=True)).steps)
@@ -374,12 +309,7 @@ def test_every_public_name_has_one_owner() -> None:
 
 
 # old module paths kept for this release, each with its new place
-MOVED = {
-    "xmltools.guards": "xmltools.loop.guards",
-    "xmltools.history": "xmltools.loop.history",
-    "xmltools.experiment": "xmltools.lab.variants",
-    "xmltools.stats": "xmltools.lab.stats",
-}
+MOVED = _moved.MOVED
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))

@@ -15,11 +15,11 @@ from openai_server import ScriptedServer, by_turn
 from pydantic import BaseModel
 
 from xmltools import ModelError, UsageError
-from xmltools.config import Config
+from xmltools.config.settings import Config
 from xmltools.interpreter import AsyncInterpreter, Interpreter
 from xmltools.loop import arun_loop, loop_system_prompt, run_loop, turn_line
-from xmltools.models import OpenAIModel
-from xmltools.render import apply_image_budget
+from xmltools.models.adapters import OpenAIModel
+from xmltools.render.images import apply_image_budget
 from xmltools.tools import Tool, ToolRegistry
 
 SCRIPT = [
@@ -409,7 +409,7 @@ def test_cli_run_that_answers_on_its_last_turn_names_the_budget_and_exits_1(
     answer the last turn asks for.  The run did not finish on its own: ``stopped: max_turns``, the
     recording ends as stopped, and the exit code is 1."""
     from xmltools.cli import main
-    from xmltools.transcript import load_transcript
+    from xmltools.record.transcript import load_transcript
 
     server = ScriptedServer(by_turn([ba("close"), DONE]))
     record = tmp_path / "run.jsonl"
@@ -435,7 +435,7 @@ async def test_a_sync_client_waits_off_the_event_loop(stream: bool) -> None:
     import asyncio
     import time
 
-    from xmltools.models import model_chunks
+    from xmltools.models.adapters import model_chunks
 
     server = ScriptedServer(by_turn([DONE]), latency=1.0)
     gaps: list[float] = []

@@ -9,7 +9,7 @@ from typing import Any
 from fakes import FakeBrowser
 from helpers import ba
 
-from xmltools.config import Config
+from xmltools.config.settings import Config
 from xmltools.interpreter import AsyncInterpreter
 from xmltools.loop import arun_loop, loop_registry, run_loop
 from xmltools.tools import COMPLETION_TOOL, result_tool
@@ -194,7 +194,7 @@ async def test_each_turn_reports_its_tokens_cost_and_size_and_the_host_log_has_a
     import openai
     from openai_server import ScriptedServer
 
-    from xmltools.models import OpenAIModel
+    from xmltools.models.adapters import OpenAIModel
 
     def reply(body: dict[str, Any]) -> str:
         n = sum(1 for m in body["messages"] if m["role"] == "assistant")

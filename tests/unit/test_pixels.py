@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 from pixelmatch.contrib.PIL import pixelmatch
 
-from xmltools.compare import compare_images
-from xmltools.pixels import diff_pixels
+from xmltools.replaying.compare import compare_images
+from xmltools.replaying.pixels import diff_pixels
 
 
 def reference(a: np.ndarray, b: np.ndarray, threshold: float) -> tuple[int, np.ndarray]:

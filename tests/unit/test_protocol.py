@@ -8,7 +8,7 @@ import re
 import pytest
 
 from xmltools import ConfigError, parse
-from xmltools.protocol import (
+from xmltools.protocol.machine import (
     TABLE,
     Effect,
     Event,

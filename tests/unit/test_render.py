@@ -15,10 +15,11 @@ import pytest
 from pydantic import BaseModel, Field
 
 from xmltools import ConfigError, ToolUse, parse
+from xmltools.base.results import ConsoleEntry, Failure, Identity, Observation, Point, Screenshot, Viewport
 from xmltools.profiles import get_profile
-from xmltools.protocol import Policy, Violation
-from xmltools.render import PROMPTS_DIR, Rendered, Renderer, to_message
-from xmltools.results import ConsoleEntry, Failure, Identity, Observation, Point, Screenshot, Viewport
+from xmltools.protocol.machine import Policy, Violation
+from xmltools.render.messages import Rendered, to_message
+from xmltools.render.prompts import PROMPTS_DIR, Renderer
 from xmltools.tools import CallError, Tool, ToolRegistry
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -16,18 +16,18 @@ from fakes import FakeBrowser
 from helpers import SITE, ba, scenario
 
 from xmltools import UsageError
-from xmltools.compare import Region, compare_images
-from xmltools.config import Config
+from xmltools.base.results import Observation
+from xmltools.config.settings import Config
 from xmltools.interpreter import AsyncInterpreter
-from xmltools.replaying import replay, replay_config
-from xmltools.results import Observation
-from xmltools.transcript import (
+from xmltools.record.transcript import (
     ReplaySettings,
     ToolResultRecord,
     TranscriptError,
     TranscriptWriter,
     load_transcript,
 )
+from xmltools.replaying.compare import Region, compare_images
+from xmltools.replaying.run import replay, replay_config
 
 DRIFT = SITE / "drift"
 
@@ -132,7 +132,7 @@ async def test_recording_starts_the_file_afresh_unless_appending(tmp_path: Path)
 
 
 def test_a_header_keeps_the_base_url_it_was_given(tmp_path: Path) -> None:
-    from xmltools.transcript import Header
+    from xmltools.record.transcript import Header
 
     path = tmp_path / "t.jsonl"
     with TranscriptWriter(path, Header(base_url="http://127.0.0.1:8000")) as w:
@@ -271,7 +271,7 @@ async def test_a_replay_needs_only_the_secrets_the_host_gave_when_recording(tmp_
 
 
 def test_secret_values_are_hidden_in_one_pass_in_every_form_a_page_gives_them() -> None:
-    from xmltools.secrets import Hider, hide
+    from xmltools.base.secrets import Hider, hide
 
     secrets = {"PASSWORD": "hunter2", "WORD": "secret"}
     # a placeholder just written is not searched again: "secret" stays inside {secret:PASSWORD}
@@ -385,7 +385,7 @@ async def test_a_scenario_that_fails_fails_the_replay_unless_failures_are_allowe
         ba("scroll_down"),
         ba("close"),
     )
-    from xmltools.results import Failure
+    from xmltools.base.results import Failure
 
     died = Failure(kind="crashed", message="the page crashed", browser_closed=True)
 
@@ -402,7 +402,7 @@ async def test_a_scenario_that_fails_fails_the_replay_unless_failures_are_allowe
 
 
 async def test_a_recorded_failure_replayed_alike_is_no_failure(tmp_path: Path) -> None:
-    from xmltools.results import Failure
+    from xmltools.base.results import Failure
 
     out = tmp_path / "r.jsonl"
     slow = Failure(kind="timeout", message="no page within 1 s")

@@ -18,13 +18,13 @@ import pytest
 from helpers import ba
 from sample_run import BASE, PageBrowser, png, record_run
 
-from xmltools.compare import compare_images
-from xmltools.config import Config
+from xmltools.base.results import Failure, Screenshot
+from xmltools.config.settings import Config
 from xmltools.interpreter import AsyncInterpreter
-from xmltools.replaying import Drift, ReplayResult, ReplayStep, ShotCheck
-from xmltools.report import assets_folder, build_report, write_report
-from xmltools.results import Failure, Screenshot
-from xmltools.transcript import TranscriptWriter, load_transcript
+from xmltools.record.report import assets_folder, build_report, write_report
+from xmltools.record.transcript import TranscriptWriter, load_transcript
+from xmltools.replaying.compare import compare_images
+from xmltools.replaying.run import Drift, ReplayResult, ReplayStep, ShotCheck
 
 
 @pytest.fixture
@@ -85,7 +85,7 @@ def test_times_outcome_stop_reason_prompt_task_and_the_cut_message(run: Path) ->
 
 
 async def test_a_replay_that_failed_says_so_and_points_at_the_step(tmp_path: Path) -> None:
-    from xmltools.replaying import replay
+    from xmltools.replaying.run import replay
 
     scenario = tmp_path / "scenario.jsonl"
     lines = [json.dumps({"xmltools_transcript": 1, "title": "checkout"})]

@@ -12,9 +12,9 @@ import pytest
 from fakes import FakeBrowser
 from helpers import ba
 
-import xmltools.secrets as secrets_mod
+import xmltools.base.secrets as secrets_mod
 from xmltools import Secret, UsageError
-from xmltools.config import Config
+from xmltools.config.settings import Config
 from xmltools.interpreter import AsyncInterpreter
 
 SEED = pyotp.random_base32()
@@ -110,7 +110,7 @@ def test_an_offline_replay_types_nothing_so_no_site_refuses_a_bound_secret(tmp_p
     is typed, so a secret bound to the real site is not refused there; the writer takes it too."""
     from pathlib import Path
 
-    from xmltools.replaying import replay
+    from xmltools.replaying.run import replay
 
     folder, site = Path(str(tmp_path)), "http://127.0.0.1:5555"
     bound = {"PW": Secret("hunter2", origins=[site])}

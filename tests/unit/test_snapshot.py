@@ -1,4 +1,4 @@
-"""Shaping Playwright's AI snapshot (xmltools.snapshot): refs, names, finding, folding, the budget and its count.
+"""Shaping Playwright's AI snapshot (xmltools.browser.snapshot): refs, names, finding, folding, the budget and its count.
 
 The snapshots are Playwright's own ``aria_snapshot(mode="ai", boxes=True)``
 output for pages of fixtures/site, taken in Chromium at 900x600, or built in
@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from xmltools.snapshot import RUN_KEEP, Shaped, ref_lines, refs_in, shape
+from xmltools.browser.snapshot import RUN_KEEP, Shaped, ref_lines, refs_in, shape
 
 # fixtures/site/forms/order.html
 ORDER = """\

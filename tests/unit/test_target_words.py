@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from xmltools.actions import Target
+from xmltools.base.results import Point
 from xmltools.browser.targets import shown
-from xmltools.results import Point
 
 
 def test_each_kind_of_target_is_named_as_written() -> None:

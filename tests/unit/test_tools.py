@@ -9,8 +9,8 @@ from helpers import ba_inline as ba
 from pydantic import BaseModel, Field
 
 from xmltools import ConfigError, parse
+from xmltools.base.results import Point, Viewport
 from xmltools.parser import ToolUse
-from xmltools.results import Point, Viewport
 from xmltools.tools import (
     ActionContext,
     CallError,

@@ -13,10 +13,10 @@ from fakes import FakeBrowser
 from helpers import ba, scenario
 
 from xmltools import ConfigError
-from xmltools.config import Config
+from xmltools.base.results import ConsoleEntry, Observation, Point
+from xmltools.config.settings import Config
 from xmltools.interpreter import AsyncInterpreter
-from xmltools.results import ConsoleEntry, Observation, Point
-from xmltools.transcript import (
+from xmltools.record.transcript import (
     Header,
     ToolResultRecord,
     TranscriptWriter,
@@ -180,9 +180,9 @@ async def test_a_turn_of_many_calls_is_synced_once(tmp_path: Path, monkeypatch: 
 def test_an_open_writer_s_secrets_are_masked_where_the_model_writes_them_out(tmp_path: Path) -> None:
     """While a writer that keeps a value out of its file is open, a call that types that value written
     out counts as typing a secret (its field is painted over in screenshots); once closed, not."""
+    from xmltools.base.secrets import recorded_secrets
     from xmltools.interpreter.secrecy import SecretGuard
     from xmltools.parser import ToolUse
-    from xmltools.secrets import recorded_secrets
 
     guard = SecretGuard(None)
     typed = ToolUse("browser_action", {"action": "type", "text": "hunter2"})

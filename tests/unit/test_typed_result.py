@@ -10,7 +10,7 @@ from typing import Any
 from fakes import FakeBrowser
 from pydantic import BaseModel
 
-from xmltools.config import Config
+from xmltools.config.settings import Config
 from xmltools.interpreter import AsyncInterpreter
 from xmltools.loop import arun_loop, loop_registry
 from xmltools.tools import result_tool

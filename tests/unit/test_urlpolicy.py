@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from xmltools.config import Config
+from xmltools.base.urlpolicy import UrlPolicy, origin_of
+from xmltools.config.settings import Config
 from xmltools.errors import ConfigError
 from xmltools.tools import ActionContext, check_url
-from xmltools.urlpolicy import UrlPolicy, origin_of
 
 
 def test_origins_with_default_ports() -> None:

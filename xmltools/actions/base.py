@@ -3,7 +3,7 @@
 :class:`ActionContext` is what validation knows of the session (its viewport
 and the host's rules); a validator reaches it with :func:`context_of`.  The
 limits bound every value the model writes.  :data:`CATEGORIES` are the
-approval categories an action model declares (:mod:`xmltools.approval` holds
+approval categories an action model declares (:mod:`xmltools.protocol.approval` holds
 the host's rules per category), and :data:`TargetRule` the ways an action may
 take a target.
 
@@ -21,9 +21,9 @@ from typing import Literal, TypeAlias
 
 from pydantic import ValidationInfo
 
-from ..quoting import quoted
-from ..results import Viewport
-from ..urlpolicy import UrlPolicy
+from ..base.quoting import quoted
+from ..base.results import Viewport
+from ..base.urlpolicy import UrlPolicy
 
 ProfileName: TypeAlias = Literal["roo", "full", "aleph", "fractal", "forge"]
 Category: TypeAlias = Literal["read", "navigate", "input", "mutate", "script", "session"]

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import ValidationInfo, field_validator
 
-from ..results import Point, Viewport
+from ..base.results import Point, Viewport
 from .base import context_of, flag, text_limit
 from .formats import check_url, normalize_keys, parse_size
 from .model import ActionModel

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import ValidationInfo, field_validator, model_validator
 
-from ..quoting import quoted
+from ..base.quoting import quoted
 from .base import MAX_SCRIPT_CHARS, MAX_SELECTOR_CHARS, context_of
 from .model import ActionModel
 from .targets import Target, no_point

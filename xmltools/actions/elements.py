@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
-from ..quoting import quoted
+from ..base.quoting import quoted
 from .base import (
     DIRECTIONS,
     MAX_FIND_CHARS,

@@ -17,8 +17,8 @@ import re
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from ..quoting import quoted, shorten
-from ..results import Point, Viewport
+from ..base.quoting import quoted, shorten
+from ..base.results import Point, Viewport
 from .base import (
     MAX_NUMBER,
     MAX_PATH,

@@ -6,7 +6,7 @@ of a call, its validators turn the model's text into them (every problem a
 what the rest of the package needs to know of it:
 
 - ``category``: the approval category (read, navigate, input, mutate, script,
-  session), which :mod:`xmltools.approval` reads;
+  session), which :mod:`xmltools.protocol.approval` reads;
 - ``summary``: one line on what the action does;
 - ``target_rule`` (required, optional or none) and ``destination`` (drag):
   how its target is checked before validation;

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import ValidationInfo, field_validator
 
-from ..quoting import quoted
+from ..base.quoting import quoted
 from .base import WAIT_UNTIL, context_of
 from .formats import check_url, parse_tab
 from .model import ActionModel

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationInfo, field_validator, model_validator
 
-from ..quoting import quoted
+from ..base.quoting import quoted
 from .base import MAX_ATTRIBUTE_CHARS, MAX_HTML_DEPTH, ActionContext, context_of, flag, whole
 from .formats import check_save_path
 from .model import ActionModel

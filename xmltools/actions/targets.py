@@ -23,8 +23,8 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
 
-from ..quoting import quoted
-from ..results import Point
+from ..base.quoting import quoted
+from ..base.results import Point
 from .base import MAX_REF_CHARS, MAX_SELECTOR_CHARS, context_of
 from .formats import parse_coordinate
 

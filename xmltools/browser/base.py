@@ -2,7 +2,7 @@
 
 Everything the interpreter asks of a browser is :class:`BrowserLike`: run one
 typed action (from :mod:`xmltools.actions`) and return an
-:class:`~xmltools.results.Observation`, a :class:`~xmltools.results.Failure`,
+:class:`~xmltools.base.results.Observation`, a :class:`~xmltools.base.results.Failure`,
 or None once closed.  :class:`~xmltools.browser.session.BrowserSession` is the
 real one.  :class:`StubBrowser` is a public test double, as httpx ships
 ``MockTransport``: every action succeeds with a bare observation, so the
@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from ..actions import Click, Hover, Launch, Resize
-from ..results import Failure, Observation, Point, Viewport
+from ..base.results import Failure, Observation, Point, Viewport
 
 __all__ = ["BrowserLike", "StubBrowser"]
 

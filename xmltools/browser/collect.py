@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from ..quoting import cut
-from ..results import ConsoleEntry
+from ..base.quoting import cut
+from ..base.results import ConsoleEntry
 from .settings import Caps
 
 __all__ = ["ConsoleCollector", "NoteCollector", "clip"]

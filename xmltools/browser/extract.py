@@ -11,7 +11,7 @@ from __future__ import annotations
 import lxml.etree as etree
 import lxml.html
 
-from ..quoting import cut
+from ..base.quoting import cut
 
 __all__ = ["cap", "clean_html", "normalise_text"]
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Literal
 
-from ..results import Failure, Observation
+from ..base.results import Failure, Observation
 
 __all__ = [
     "ActionError",

@@ -38,7 +38,7 @@ from urllib.parse import urljoin
 from playwright.async_api import BrowserContext, Page, Route
 from playwright.async_api import Error as PlaywrightError
 
-from ..urlpolicy import UrlPolicy
+from ..base.urlpolicy import UrlPolicy
 from .bounds import MAX_NAVIGATIONS, forget
 from .collect import clip
 from .intercept import BrowserIntercept, PageIntercept

@@ -29,7 +29,7 @@ from typing import Literal
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import FrameLocator, Locator, Page
 
-from ..results import Identity, Rematch
+from ..base.results import Identity, Rematch
 from . import scripts
 from .collect import clip
 from .failures import ElementGone, TargetError

@@ -3,7 +3,7 @@
 Owns how a page is captured (over the DevTools protocol, WebP by default,
 with Playwright's own screenshot as the fallback), the snapshot with its refs
 (handed to :class:`~.targets.Targets`), the capture that is taken again when
-the document changes under it, and the :class:`~xmltools.results.Observation`
+the document changes under it, and the :class:`~xmltools.base.results.Observation`
 that carries it all with what :class:`~.watch.Watch` collected.  Every text
 taken from the page is capped (:class:`~.settings.Caps`).  Must not import the
 handlers or the session.
@@ -22,14 +22,14 @@ from typing import Any, Literal
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
-from ..results import Observation, Point, Screenshot, Viewport
-from ..snapshot import ref_lines, refs_in, shape
+from ..base.results import Observation, Point, Screenshot, Viewport
 from . import scripts
 from .bounds import MAX_NAVIGATIONS, Bounds, Hung, forget
 from .collect import clip
 from .failures import FailureClass
 from .images import image_size
 from .settings import BrowserConfig
+from .snapshot import ref_lines, refs_in, shape
 from .tabs import Tabs
 from .targets import Targets
 from .watch import Watch
@@ -240,7 +240,7 @@ class Observer:
         ).text
 
     async def _snapshot_text(self, page: Page, req: SnapshotRequest, viewport: Viewport) -> str:
-        """Playwright's AI snapshot of the page or of a target, shaped to fit (see xmltools.snapshot)."""
+        """Playwright's AI snapshot of the page or of a target, shaped to fit (see .snapshot)."""
         c = self.config
         bound = c.timeouts.screenshot
         if req.target is not None:

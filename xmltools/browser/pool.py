@@ -62,7 +62,7 @@ from typing import Any, Literal, TypeVar
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
-from .._loop import LoopThread
+from ..base.threadloop import LoopThread
 from ..errors import BrowserError, ConfigError, RemoteBrowserError
 from .locate import find_chromium
 

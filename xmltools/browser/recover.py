@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 
 from playwright.async_api import Error as PlaywrightError
 
-from ..results import Failure, FailureKind, Observation
+from ..base.results import Failure, FailureKind, Observation
 from .bounds import DialogStorm, Hung
 from .collect import clip
 from .failures import FailureClass, first_line

@@ -20,7 +20,7 @@ is told).  An action is looked up in the one table,
 Honesty rules:
 
 - every wait has a bound, and hitting it is reported (as a note in the
-  observation, or as a :class:`~xmltools.results.Failure`), never swallowed;
+  observation, or as a :class:`~xmltools.base.results.Failure`), never swallowed;
 - a navigation during or after an action is normal: it is followed to the new
   document, which is waited for, settled and shown;
 - browser failures are classified once (:mod:`.failures`): a transient one is
@@ -51,9 +51,9 @@ from playwright.async_api import BrowserContext, CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
 from ..actions import ACTIONS, InTab, Target
+from ..base.expectations import Expectation
+from ..base.results import Failure, Identity, Observation, Point, Viewport
 from ..errors import BrowserError, ConfigError
-from ..expectations import Expectation
-from ..results import Failure, Identity, Observation, Point, Viewport
 from . import scripts
 from .bounds import Bounds, DialogStorm, Hung
 from .failures import ActionError, first_line, to_failure

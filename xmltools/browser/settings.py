@@ -2,7 +2,7 @@
 
 Owns :class:`BrowserConfig` and the value objects it is composed of
 (:class:`Timeouts`, :class:`Caps`).  They are built by the host, or from the
-one configuration by :meth:`xmltools.config.Config.browser_settings`; the
+one configuration by :meth:`xmltools.config.settings.Config.browser_settings`; the
 browser package never sees that configuration.  Must not import Playwright
 (the pure configuration imports this module), nor ``config``, ``tools``,
 ``profiles``, ``render`` or ``interpreter``.
@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from ..actions import DEFAULT_VIEWPORT
+from ..base.results import Viewport
+from ..base.urlpolicy import UrlPolicy
 from ..errors import ConfigError
-from ..results import Viewport
-from ..urlpolicy import UrlPolicy
 
 if TYPE_CHECKING:
     from .pool import Backend

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import Any, Literal, TypeVar
 
-from .._loop import LoopThread
-from ..results import Failure, Observation, Point, Viewport
+from ..base.results import Failure, Observation, Point, Viewport
+from ..base.threadloop import LoopThread
 from .session import BrowserSession
 from .settings import BrowserConfig
 

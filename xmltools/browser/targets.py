@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import FrameLocator, Locator, Page
 
-from ..results import Identity, Point, Rematch
+from ..base.results import Identity, Point, Rematch
 from . import scripts
 from .bounds import Bounds
 from .collect import clip as clip_line

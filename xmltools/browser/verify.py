@@ -1,4 +1,4 @@
-"""Checking a recorded assertion (:class:`~xmltools.expectations.Expectation`) in the live page.
+"""Checking a recorded assertion (:class:`~xmltools.base.expectations.Expectation`) in the live page.
 
 Each kind maps onto Playwright's own web-first assertions (``expect(...)``),
 which retry until they hold or their bound runs out, so a page that is still
@@ -14,7 +14,7 @@ import re
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page, expect
 
-from ..expectations import Expectation
+from ..base.expectations import Expectation
 from .collect import clip
 from .targets import selector_locator
 

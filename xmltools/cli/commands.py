@@ -42,7 +42,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from ..demo import run_demo
+    from .demo import run_demo
 
     return run_demo(args.out)
 
@@ -54,13 +54,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     from pydantic import ValidationError
 
-    from ..compare import Region
+    from ..base.serve import serve_directory
     from ..loop import turn_line
-    from ..replaying import ReplayStep, replay, replay_config
-    from ..report import write_report
-    from ..serve import serve_directory
-    from ..transcript import ReplaySettings, load_transcript
-    from ..updating import update
+    from ..record.report import write_report
+    from ..record.transcript import ReplaySettings, load_transcript
+    from ..replaying.compare import Region
+    from ..replaying.run import ReplayStep, replay, replay_config
+    from ..replaying.update import update
 
     if args.update and (args.offline or args.record or args.report):
         raise UsageError(
@@ -125,7 +125,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             "trace_dir": args.trace_dir,
         }
         if args.heal:
-            from ..models import build_model
+            from ..models.adapters import build_model
 
             common["heal"] = build_model(
                 args.heal_provider,
@@ -153,15 +153,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_prompt(args: argparse.Namespace) -> int:
     from ..lab.variants import Variant
-    from ..render import Renderer
+    from ..render.prompts import Renderer
     from ..tools import ToolRegistry, parse_size
 
     if args.list:
-        from ..render import format_templates
+        from ..render.prompts import format_templates
 
         print(format_templates(args.templates))
         return 0
-    from ..config import Config
+    from ..config.settings import Config
 
     variant = Variant.load(args.variant) if args.variant else Variant.default()
     config = variant.make_config(Config.load())  # the settings every command reads, then the variant's
@@ -208,7 +208,7 @@ def _check_corpus(paths: Sequence[str]) -> None:
     has its first record checked here and the others as it is scored.
     """
     from ..errors import TranscriptError
-    from ..transcript import load_transcript, not_json, read_lines
+    from ..record.transcript import load_transcript, not_json, read_lines
 
     for path in paths:
         for n, line in enumerate(read_lines(path, "corpus"), 1):
@@ -262,13 +262,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
+    from ..base.results import Failure
+    from ..base.serve import serve_directory
     from ..browser.locate import browser_version, find_chromium, install_hint
     from ..browser.session import BrowserSession
-    from ..config import Config
-    from ..config_explain import explain, format_settings
+    from ..config.explain import explain, format_settings
+    from ..config.settings import Config
     from ..errors import BrowserNotFoundError
-    from ..results import Failure
-    from ..serve import serve_directory
 
     def step(ok: bool, what: str, fix: str = "") -> bool:
         print(f"[{'ok' if ok else 'FAIL'}] {what}")
@@ -330,7 +330,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    from ..config_explain import explain, format_settings
+    from ..config.explain import explain, format_settings
 
     print(format_settings(explain(args.config)))
     return 0

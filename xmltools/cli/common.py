@@ -10,7 +10,7 @@ from ..errors import UsageError, XmltoolsError
 from ..parser import ToolSyntax
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..config.settings import Config
 
 
 def tool_arg(spec: str) -> ToolSyntax:
@@ -44,7 +44,7 @@ def machine_args(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def load_config(args: argparse.Namespace) -> Config:
-    from ..config import Config
+    from ..config.settings import Config
 
     overrides = {}
     if getattr(args, "viewport", None):

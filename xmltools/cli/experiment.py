@@ -58,7 +58,7 @@ def dry_run(exp: Experiment) -> str:
     """What a run would send, with no model called: each variant's prompt, the trial count, and the
     tokens and cost it would take at the least (one call a trial) and with every turn used (each
     call holding at least the system prompt and the task; the growing history is not counted)."""
-    from ..experiment import Variant, estimate_tokens
+    from ..lab.variants import Variant, estimate_tokens
     from ..loop import loop_registry
     from ..tools import COMPLETION_TOOL
 
@@ -87,8 +87,8 @@ def dry_run(exp: Experiment) -> str:
 
 
 def _experiment(args: argparse.Namespace) -> Experiment:
-    from ..experiment import Variant
     from ..lab.plan import CheckSpec, Experiment, Limits, ModelSpec, TaskSpec, VariantSpec, load_experiment
+    from ..lab.variants import Variant
 
     if args.what == "run":
         if not args.file:

@@ -16,8 +16,8 @@ __all__ = ["cmd_export"]
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from ..export import export_pytest
-    from ..transcript import load_transcript
+    from ..record.transcript import load_transcript
+    from ..replaying.export import export_pytest
 
     text = export_pytest(load_transcript(args.file))
     if args.output in (None, "-"):

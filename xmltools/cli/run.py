@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UsageError, XmltoolsError
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..config.settings import Config
     from ..interpreter import AsyncInterpreter
+    from ..record.transcript import TranscriptWriter
     from ..tools import Tool
-    from ..transcript import TranscriptWriter
 
 
 from .common import load_config
@@ -59,11 +59,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
-    from .._loop import run_sync
+    from ..base.threadloop import run_sync
     from ..interpreter import AsyncInterpreter
     from ..loop import LoopEvent, LoopResult, arun_loop, loop_registry, turn_line
-    from ..models import aclose_client, build_model
-    from ..report import write_report
+    from ..models.adapters import aclose_client, build_model
+    from ..record.report import write_report
     from ..tools import COMPLETION_TOOL, result_tool
 
     config = load_config(args)
@@ -168,7 +168,7 @@ def _run_writer(
     """A fresh transcript for ``run --record``: the settings, the template hashes and the tools offered."""
     from pathlib import Path
 
-    from ..transcript import Header, TranscriptWriter
+    from ..record.transcript import Header, TranscriptWriter
 
     path = Path(record)
     if path.exists() and not path.is_file():

@@ -2,7 +2,7 @@
 
 :class:`AsyncInterpreter` is the core; :class:`Interpreter` is its synchronous
 twin.  Each takes one assistant message, whole or as a stream, and returns a
-:class:`~xmltools.turn.Turn`: the messages to append, the calls found, what
+:class:`~xmltools.record.turn.Turn`: the messages to append, the calls found, what
 ran, what was refused and why, and the protocol state.
 
 The browser is behind a seam (:class:`BrowserLike`): by default a real
@@ -15,7 +15,7 @@ a browser of its own (an isolated context of the same pool), at most
 ``max_sessions_per_interpreter`` are open at once, and other tools wait until
 every session is closed.
 
-Approval (:mod:`xmltools.approval`): after the protocol allows a call, its
+Approval (:mod:`xmltools.protocol.approval`): after the protocol allows a call, its
 category's rule (and the host's callback) decides whether it runs; a call the
 host must answer is held in ``Turn.approval_required`` until ``approve()``
 or ``deny()``.  Neither a denial nor a held call is the model's mistake.

@@ -1,7 +1,7 @@
 """Running the one call of a message: validation, the protocol, approval, then the browser or a host tool.
 
 :class:`CallRunner` owns the path of a single call, and what comes back from
-it: a :class:`~xmltools.turn.CallOutcome`, the rendered parts the model reads,
+it: a :class:`~xmltools.record.turn.CallOutcome`, the rendered parts the model reads,
 and whether it succeeded.  The message-level flow (broken calls, calls not
 run, the mistake count) stays in :mod:`.core`.
 
@@ -10,7 +10,7 @@ Two sides, kept apart:
 - the model's mistakes (an invalid call, a refused move) are rendered back and
   the session goes on;
 - a browser failure is reported honestly, and is never counted as the model's
-  mistake (except a wrong target, which :func:`~xmltools.turn.wrong_target`
+  mistake (except a wrong target, which :func:`~xmltools.record.turn.wrong_target`
   names); a host error (:class:`~xmltools.errors.BrowserError`) is raised to
   the host, with the protocol state left sound.
 """
@@ -26,22 +26,23 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from ..actions import InTab, Launch
-from ..approval import Allow, ApprovalPolicy, Ask, PendingApproval
-from ..config import Config
+from ..base.quoting import cut
+from ..base.results import Failure, Identity
+from ..base.secrets import names_in
+from ..config.settings import Config
 from ..errors import BrowserError
 from ..parser import ToolUse
 from ..profiles import DEFAULT_SESSION
-from ..protocol import Effect, Event, Move, State, Violation, event_for, step
-from ..quoting import cut
-from ..results import Failure, Identity
-from ..secrets import names_in
+from ..protocol.approval import Allow, ApprovalPolicy, Ask, PendingApproval
+from ..protocol.machine import Effect, Event, Move, State, Violation, event_for, step
+from ..record.turn import CallOutcome, Turn
+from ..render.messages import Rendered
 from ..tools import BROWSER_TOOL, CallError, ToolRegistry, ValidCall
-from ..turn import CallOutcome, Rendered, Turn
 from .secrecy import SecretGuard
 from .sessions import BrowserSessions
 
 if TYPE_CHECKING:
-    from ..render import Renderer
+    from ..render.prompts import Renderer
 
 __all__ = ["CallResult", "CallRunner"]
 

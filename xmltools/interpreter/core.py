@@ -1,10 +1,10 @@
-"""The asynchronous interpreter: one assistant message in, a :class:`~xmltools.turn.Turn` out.
+"""The asynchronous interpreter: one assistant message in, a :class:`~xmltools.record.turn.Turn` out.
 
 Owns the flow of a message: the calls the parser found, the broken ones
 (spelled out or counted), the one that runs (through :mod:`.calls`), the ones
 not run, idle sessions, the mistake count, and the call held for the host's
 approval.  The browser sessions live in :mod:`.sessions`, secrets in
-:mod:`.secrecy`; rendering goes through :class:`~xmltools.render.Renderer`.
+:mod:`.secrecy`; rendering goes through :class:`~xmltools.render.prompts.Renderer`.
 """
 
 from __future__ import annotations
@@ -15,19 +15,21 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..approval import ApprovalPolicy, Callback, PendingApproval
+from ..base.expectations import Expectation, ExpectationFailed
+from ..base.results import Identity, Viewport
+from ..base.secrets import Secret
 from ..browser.base import BrowserLike
-from ..config import Config
+from ..config.settings import Config
 from ..errors import ConfigError, MistakeLimitError, UsageError
-from ..expectations import Expectation, ExpectationFailed
 from ..parser import ToolUse, parse
 from ..profiles import DEFAULT_SESSION
-from ..protocol import Session, State, plan_message
-from ..render import Renderer, apply_image_budget, to_message
-from ..results import Identity, Viewport
-from ..secrets import Secret
+from ..protocol.approval import ApprovalPolicy, Callback, PendingApproval
+from ..protocol.machine import Session, State, plan_message
+from ..record.turn import CallOutcome, Turn, turn_summary, wrong_target
+from ..render.images import apply_image_budget
+from ..render.messages import Rendered, to_message
+from ..render.prompts import Renderer
 from ..tools import CallError, ToolRegistry, ValidCall
-from ..turn import CallOutcome, Rendered, Turn, turn_summary, wrong_target
 from .calls import CallRunner
 from .secrecy import SecretGuard
 from .sessions import BrowserSessions
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..browser.pool import BrowserPool
-    from ..transcript import TranscriptWriter
+    from ..record.transcript import TranscriptWriter
 
 __all__ = ["AsyncInterpreter", "default_registry"]
 
@@ -177,10 +179,10 @@ class AsyncInterpreter:
         closed with the interpreter.  Here the assertions are checked in the
         browser before the next message is interpreted (or by ``await
         check_expectations()``); one that does not hold raises
-        :class:`~xmltools.expectations.ExpectationFailed` and is not written.
+        :class:`~xmltools.base.expectations.ExpectationFailed` and is not written.
         """
+        from ..record.transcript import Header, TranscriptWriter
         from ..tools import STANDARD_TOOLS
-        from ..transcript import Header, TranscriptWriter
 
         if self._recorder is not None:
             self._recorder.close()
@@ -217,7 +219,7 @@ class AsyncInterpreter:
 
     async def check_expectations(self) -> None:
         """Check the assertions the recorder's ``expect_*`` added since the last message, and write
-        those that hold; :class:`~xmltools.expectations.ExpectationFailed` names the first that
+        those that hold; :class:`~xmltools.base.expectations.ExpectationFailed` names the first that
         does not (it is not written).  The async interpreter runs this before each message."""
         writer = self._recorder
         if writer is None:

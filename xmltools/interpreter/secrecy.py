@@ -1,11 +1,11 @@
 """Secrets at the interpreter's edge: filled into a browser call, hidden in all the model reads back.
 
 The host gives ``secrets={"NAME": value}`` (a string, or a
-:class:`~xmltools.secrets.Secret` bound to its sites, or a one-time code).
+:class:`~xmltools.base.secrets.Secret` bound to its sites, or a one-time code).
 A browser call's ``{secret:NAME}`` is filled in just before validation, so
 the browser types the value; every result, error and note that goes back to
 the model has the value (and its encoded forms, see
-:class:`xmltools.secrets.Hider`) replaced by the placeholder again.  A bound
+:class:`xmltools.base.secrets.Hider`) replaced by the placeholder again.  A bound
 secret is refused (:meth:`SecretGuard.refusal`) for a page of another origin
 before the call runs.  Screenshots are masked by the browser: the field a call
 types a secret into (a placeholder, or a value this guard or an open recording
@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
+from ..base.results import Failure, Identity, Observation
+from ..base.secrets import Hider, Secret, as_secrets, names_in, origin_of, recorded_secrets
+from ..base.secrets import fill as fill_secrets
 from ..parser import ToolUse
-from ..results import Failure, Identity, Observation
-from ..secrets import Hider, Secret, as_secrets, names_in, origin_of, recorded_secrets
-from ..secrets import fill as fill_secrets
+from ..render.messages import Rendered
 from ..tools import CallError, ToolRegistry
-from ..turn import Rendered
 
 __all__ = ["SecretGuard"]
 

@@ -2,7 +2,7 @@
 
 A profile with sessions (``full``, ``forge``) lets a call name a ``<session>``;
 every other call acts on ``default``.  This table owns, per name, the protocol
-:class:`~xmltools.protocol.Session` (state, idle clock; the default one also
+:class:`~xmltools.protocol.machine.Session` (state, idle clock; the default one also
 counts the model's mistakes) and the browser behind the seam
 (:class:`~xmltools.browser.base.BrowserLike`), made on first use by the host's
 factory or as a real :class:`~xmltools.browser.session.BrowserSession`.
@@ -16,11 +16,11 @@ import dataclasses
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
+from ..base.results import Viewport
 from ..browser.base import BrowserLike
-from ..config import Config
+from ..config.settings import Config
 from ..profiles import DEFAULT_SESSION
-from ..protocol import Session, State
-from ..results import Viewport
+from ..protocol.machine import Session, State
 
 if TYPE_CHECKING:
     from ..browser.pool import BrowserPool

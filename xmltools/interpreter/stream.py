@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import UsageError
 from ..parser import StreamParser, ToolCompleted, ToolUse
-from ..turn import StreamUpdate, Turn
+from ..record.turn import StreamUpdate, Turn
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..config.settings import Config
     from ..tools import ToolRegistry
 
 __all__ = ["Interpreting", "TurnStream"]

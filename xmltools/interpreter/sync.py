@@ -10,17 +10,17 @@ import time
 from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._loop import LoopThread
-from ..approval import Callback, PendingApproval
+from ..base.expectations import Expectation
+from ..base.secrets import Secret
+from ..base.threadloop import LoopThread
 from ..browser.base import BrowserLike
-from ..config import Config
-from ..expectations import Expectation
+from ..config.settings import Config
 from ..parser import ToolUse
-from ..protocol import Session, State
-from ..render import Renderer
-from ..secrets import Secret
+from ..protocol.approval import Callback, PendingApproval
+from ..protocol.machine import Session, State
+from ..record.turn import StreamUpdate, Turn
+from ..render.prompts import Renderer
 from ..tools import ToolRegistry
-from ..turn import StreamUpdate, Turn
 from .core import AsyncInterpreter
 from .stream import TurnStream
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..browser.pool import BrowserPool
-    from ..transcript import TranscriptWriter
+    from ..record.transcript import TranscriptWriter
 
 __all__ = ["Interpreter", "SyncTurnStream"]
 
@@ -90,7 +90,7 @@ class Interpreter:
     ) -> TranscriptWriter:
         """Record every turn from now on (see :meth:`AsyncInterpreter.record`).  The writer's
         ``expect_*`` assertions are checked in the browser at once, and raise
-        :class:`~xmltools.expectations.ExpectationFailed` when they do not hold."""
+        :class:`~xmltools.base.expectations.ExpectationFailed` when they do not hold."""
         writer = self.core.record(path, append=append, base_url=base_url)
         writer.defer = False
         writer.verifier = self.verify

@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..models import AnthropicModel, OpenAIModel, Usage, model_chunks
+from ..models.adapters import AnthropicModel, OpenAIModel, Usage, model_chunks
 
 __all__ = ["CachedModel"]
 

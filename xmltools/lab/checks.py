@@ -23,13 +23,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..base.expectations import Expectation
+from ..base.results import Failure, Observation
+from ..base.schema import schema_problem
 from ..browser.session import BrowserSession
 from ..browser.verify import verify
 from ..errors import ConfigError
-from ..expectations import Expectation
-from ..render import Renderer
-from ..results import Failure, Observation
-from ..schema import schema_problem
+from ..render.prompts import Renderer
 from .plan import CheckSpec
 
 __all__ = ["CHECKS", "CheckContext", "KeptSession", "judge_verdict", "register_check", "run_checks"]

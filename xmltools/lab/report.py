@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..render import render_html
-from ..report import write_report
+from ..record.report import write_report
+from ..render.html import render_html
 from .matrix import cells, comparisons
 from .store import TrialRow
 

@@ -36,14 +36,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..base.serve import serve_directory
 from ..browser.pool import default_pool
 from ..interpreter import AsyncInterpreter
 from ..loop import LoopEvent, LoopResult, arun_loop, loop_registry
-from ..models import aclose_client, build_model
-from ..serve import serve_directory
+from ..models.adapters import aclose_client, build_model
+from ..record.transcript import Header, TranscriptWriter
+from ..record.turn import Turn
 from ..tools import COMPLETION_TOOL
-from ..transcript import Header, TranscriptWriter
-from ..turn import Turn
 from .cache import CachedModel
 from .checks import CheckContext, KeptSession, run_checks
 from .plan import Experiment, ModelSpec
@@ -78,7 +78,7 @@ _CLIENTS = contextvars.ContextVar("xmltools_lab_clients", default=None)
 
 
 def default_model(spec: ModelSpec, cell: Cell) -> Any:
-    """A trial's model as ``xmltools experiment run`` makes it (:func:`~xmltools.models.build_model`,
+    """A trial's model as ``xmltools experiment run`` makes it (:func:`~xmltools.models.adapters.build_model`,
     an async client).  Within :func:`run_experiment`, the trials of a model share one client (made
     once: an SDK client takes tens of milliseconds to make), which the run closes when it ends."""
     clients = _CLIENTS.get()

@@ -24,23 +24,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base.results import Viewport
 from ..browser.base import StubBrowser
-from ..config import Config
+from ..config.settings import Config
 from ..errors import ConfigError
 from ..interpreter import AsyncInterpreter
 from ..parser import TextBlock, ToolUse, parse
-from ..render import Renderer
-from ..replaying import replay
-from ..results import Viewport
-from ..tools import STANDARD_TOOLS, ToolRegistry
-from ..transcript import (
+from ..record.transcript import (
     OFFLINE_BASE_URL,
     MessageRecord,
     Transcript,
     load_transcript,
     registry_for,
 )
-from ..turn import Turn
+from ..record.turn import Turn
+from ..render.prompts import Renderer
+from ..replaying.run import replay
+from ..tools import STANDARD_TOOLS, ToolRegistry
 
 __all__ = [
     "Run",

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..models import Usage
-from ..turn import Turn
+from ..models.adapters import Usage
+from ..record.turn import Turn
 
 __all__ = ["Budget", "Nudge", "Watchdog"]
 

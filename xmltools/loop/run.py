@@ -38,14 +38,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from .._loop import run_sync
-from ..approval import Allow, Deny, PendingApproval
-from ..config import Config
+from ..base.threadloop import run_sync
+from ..config.settings import Config
 from ..errors import ModelError, UsageError
 from ..interpreter import AsyncInterpreter, Interpreter, default_registry
-from ..models import AnyModel, Usage, model_chunks
+from ..models.adapters import AnyModel, Usage, model_chunks
+from ..protocol.approval import Allow, Deny, PendingApproval
+from ..record.turn import Turn, turn_summary
 from ..tools import COMPLETION_TOOL, Tool, ToolRegistry, result_tool
-from ..turn import Turn, turn_summary
 from .guards import Budget, Nudge, Watchdog
 from .history import TurnMark, compact
 
@@ -441,7 +441,7 @@ def _add_note(history: list[dict[str, Any]], interp: AsyncInterpreter, text: str
 
 
 def _note_message(interp: AsyncInterpreter, part: Any) -> dict[str, Any]:
-    from ..render import to_message
+    from ..render.messages import to_message
 
     return to_message([part], interp.config.shape)
 

@@ -24,7 +24,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from playwright.async_api import Page
 
 from ...actions import ActionModel
-from ...results import Failure, Point, Screenshot, Viewport
+from ...base.results import Failure, Point, Screenshot, Viewport
 from ..bounds import Bounds
 from ..guard import Guard
 from ..observe import SnapshotRequest

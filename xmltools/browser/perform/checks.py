@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...actions import VerifyElement, VerifyText, VerifyUrl, VerifyValue
-from ...expectations import Expectation
+from ...base.expectations import Expectation
 from ..failures import ActionError
 from ..targets import TargetError, selector_locator
 from ..verify import verify, verify_locator

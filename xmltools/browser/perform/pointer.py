@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Literal
 
 from ...actions import Click, Drag, Hover, Scroll, ScrollDown, ScrollUp
-from ...results import Point
+from ...base.results import Point
 from .. import scripts
 from ..targets import TargetError, shown_any
 from .base import Act, Scope, handles

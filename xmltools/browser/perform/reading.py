@@ -26,7 +26,7 @@ from ...actions import (
     ScreenshotAction,
     Snapshot,
 )
-from ...results import Screenshot
+from ...base.results import Screenshot
 from ..collect import clip
 from ..extract import cap, clean_html, normalise_text
 from ..failures import FailureClass, first_line

@@ -1,0 +1,13 @@
+"""Pure data and small helpers that every layer may use.
+
+- :mod:`.quoting`: the one way text is cut and quoted;
+- :mod:`.results`: what an action returns (observations, failures, screenshots);
+- :mod:`.expectations`: assertions recorded with a transcript;
+- :mod:`.secrets`: secret values, resolved and masked;
+- :mod:`.urlpolicy`: which addresses the browser may open;
+- :mod:`.schema`: JSON Schema helpers;
+- :mod:`.serve`: serving a folder on 127.0.0.1;
+- :mod:`.threadloop`: one event loop on a thread, for the sync API.
+
+Nothing here imports any other part of xmltools but :mod:`xmltools.errors`.
+"""

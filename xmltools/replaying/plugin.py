@@ -1,0 +1,323 @@
+"""pytest support for xmltools: a ready interpreter, and transcript replay.
+
+Installed as a ``pytest11`` entry point, so it is active wherever xmltools is.
+
+* ``@pytest.mark.xmltools_replay("flows/signin.jsonl", serve="site")`` replays
+  a transcript for the test, with no fixture and no code.  Paths are relative
+  to the test file.  Keyword arguments: ``serve``, ``base_url``, ``secrets``,
+  ``mask`` (regions ``(x, y, w, h)`` in CSS pixels), ``mask_selectors``,
+  ``ignore_console`` and ``ignore_snapshot`` (regular expressions), ``screenshot_threshold``,
+  ``max_diff_pixel_ratio``, ``max_diff_pixels``, ``allow_failures``, ``rematch``, ``drift``.
+* ``xmltools_replay``: a function ``replay(path, **same keywords)`` that
+  returns the :class:`~xmltools.record.transcript.ReplayResult`; it works in sync and
+  async tests alike (``await xmltools_replay.run_async(...)`` in async ones
+  keeps the event loop free).
+* ``xmltools_interpreter``: an :class:`~xmltools.Interpreter` with a real
+  browser, closed after the test.
+
+A replay fails the test when a step drifts (URL, title, console, screenshot
+beyond the allowed pixels) or when a call fails or is refused where the
+recording has no such outcome.  Then the HTML report, the live recording and
+the diff images are saved in ``test-results/<test>/`` (``--xmltools-output``),
+as pytest-playwright keeps its artefacts.
+
+Options, in the manner of pytest-recording and pytest-playwright:
+
+* ``--xmltools-record-mode``: ``none`` (the default) replays only, and a
+  missing transcript fails; ``once`` records the observations of transcripts
+  that have none (a hand-written scenario) and replays the others; ``all``
+  records every transcript again; ``rewrite`` updates each transcript in place
+  (as ``xmltools replay --update``: re-matched targets and new observations,
+  the header kept).  A run that fails is never written, unless the test
+  allows failures (``allow_failures=True``); ``rewrite`` never writes one.
+* ``--headed``, ``--xmltools-executable``, ``--xmltools-remote``: the browser
+  of this machine, whatever the transcript was recorded with.
+* ``--xmltools-tracing``: ``retain-on-failure`` (the default) keeps a
+  Playwright trace of a replay that fails, in its output folder
+  (``traces/<transcript>/trace-N.zip``), and the report lists the failed
+  step's network requests; ``on`` keeps every trace, ``off`` records none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import re
+import shutil
+import tempfile
+import threading
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import pytest
+
+from ..base.secrets import Secret
+from ..base.serve import serve_directory
+from ..browser.locate import browser_options, has_display, no_display
+from ..config.settings import Config
+from ..interpreter import Interpreter
+from ..record.report import write_report
+from ..record.transcript import ReplaySettings, load_transcript
+from .compare import Region
+from .run import ReplayResult, replay
+from .update import update
+
+__all__ = ["ReplayFailed", "Replayer"]
+
+T = TypeVar("T")
+RECORD_MODES = ("none", "once", "all", "rewrite")
+
+
+class ReplayFailed(AssertionError):
+    pass
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("xmltools")
+    group.addoption(
+        "--xmltools-record-mode",
+        choices=RECORD_MODES,
+        default="none",
+        help="none: replay only (default); once: record transcripts that have no observations;"
+        " all: record every transcript again; rewrite: write what the live app does now back into"
+        " each transcript (re-matched targets, new observations), keeping its header",
+    )
+    group.addoption(
+        "--xmltools-output",
+        default="test-results",
+        metavar="DIR",
+        help="where the report, recording and diff images of a failed replay go (default test-results)",
+    )
+    group.addoption(
+        "--xmltools-tracing",
+        choices=("off", "on", "retain-on-failure"),
+        default="retain-on-failure",
+        help="a Playwright trace of each replay, kept in the output folder: always (on), only when the"
+        " replay fails (retain-on-failure, the default), or none (off)",
+    )
+    group.addoption("--xmltools-executable", default=None, metavar="PATH", help="the Chromium to run")
+    group.addoption("--xmltools-remote", default=None, metavar="URL", help="connect to this browser")
+    if importlib.util.find_spec("pytest_playwright") is None:  # nothing else offers --headed
+        _add_headed(parser)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(parser: pytest.Parser) -> Iterator[None]:
+    """``--headed``, once every plugin is in: pytest-playwright has the same option, and of two
+    plugins adding it the second fails, in whichever order they load.  Its value is read then."""
+    try:
+        return (yield)
+    finally:
+        _add_headed(parser)
+
+
+def _add_headed(parser: pytest.Parser) -> None:
+    taken = {name for g in parser._groups for o in g.options for name in o.names()}
+    if "--headed" not in taken:
+        parser.getgroup("xmltools").addoption(
+            "--headed", action="store_true", default=False, help="show the browser window"
+        )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "xmltools_replay(path, serve=None, base_url=None, ...): replay an xmltools transcript in this test",
+    )
+    if config.getoption("headed", False) and not has_display():
+        raise pytest.UsageError(no_display("--headed"))
+
+
+@pytest.fixture
+def xmltools_interpreter(pytestconfig: pytest.Config) -> Iterator[Interpreter]:
+    """A ready interpreter with a real browser, configured as every command is: ``Config.load()``
+    (XMLTOOLS_* variables, xmltools.toml, [tool.xmltools] of pyproject.toml, the defaults), with
+    the browser options of this run (``--headed``, ``--xmltools-executable``, ``--xmltools-remote``)."""
+    with Interpreter(Config.load(**_machine(pytestconfig))) as it:
+        yield it
+
+
+def _machine(config: pytest.Config) -> dict[str, Any]:
+    return browser_options(
+        config.getoption("xmltools_executable", None),
+        bool(config.getoption("headed", False)),
+        config.getoption("xmltools_remote", None),
+    )
+
+
+def _run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to its end from sync code, also where an event loop is running (async tests)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as e:
+            box["error"] = e
+
+    worker = threading.Thread(target=target, name="xmltools-replay")
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
+
+
+class Replayer:
+    """The ``xmltools_replay`` fixture: ``replay(path, **options)``, or ``await replay.run_async(...)``."""
+
+    def __init__(self, config: pytest.Config, test_file: Path, nodeid: str) -> None:
+        self._config = config
+        self._here = test_file.parent
+        self._nodeid = nodeid
+        self.results: list[ReplayResult] = []
+        # what an earlier run of this test left there would read as this run's
+        shutil.rmtree(self._output_dir(), ignore_errors=True)
+
+    def __call__(self, path: str | Path, **options: Any) -> ReplayResult:
+        return _run(self.run_async(path, **options))
+
+    async def run_async(
+        self,
+        path: str | Path,
+        *,
+        serve: str | Path | None = None,
+        base_url: str | None = None,
+        secrets: Mapping[str, str | Secret] | None = None,
+        mask: Sequence[Sequence[float] | Region] = (),
+        mask_selectors: Sequence[str] = (),
+        ignore_console: Sequence[str] = (),
+        ignore_snapshot: Sequence[str] = (),
+        screenshot_threshold: float | None = None,
+        max_diff_pixel_ratio: float | None = None,
+        max_diff_pixels: int | None = None,
+        allow_failures: bool = False,
+        rematch: Literal["on", "off", "strict"] | None = None,
+        drift: Literal["fail", "warn"] | None = None,
+    ) -> ReplayResult:
+        here = self._here
+        path = Path(path) if Path(path).is_absolute() else here / path
+        settings = ReplaySettings(
+            screenshot_threshold=screenshot_threshold,
+            max_diff_pixel_ratio=max_diff_pixel_ratio,
+            max_diff_pixels=max_diff_pixels,
+            mask=[
+                m if isinstance(m, Region) else Region(x=m[0], y=m[1], width=m[2], height=m[3]) for m in mask
+            ],
+            mask_selectors=list(mask_selectors),
+            ignore_console=list(ignore_console),
+            ignore_snapshot=list(ignore_snapshot),
+        )
+        if not path.is_file():
+            raise ReplayFailed(
+                f"{path}: no such transcript (write the scenario's assistant messages in it, then record"
+                " its observations with --xmltools-record-mode=once)"
+            )
+        t = load_transcript(path)
+        mode = self._config.getoption("xmltools_record_mode")
+        overrides = {
+            **_machine(self._config),
+            **({"rematch": rematch} if rematch else {}),
+            **({"drift": drift} if drift else {}),
+        }
+        if mode == "rewrite":
+            with ExitStack() as stack:
+                if serve is not None:
+                    folder = Path(serve) if Path(serve).is_absolute() else here / serve
+                    base_url = stack.enter_context(serve_directory(folder))
+                done = await update(
+                    path,
+                    base_url=base_url,
+                    overrides=overrides,
+                    settings=settings,
+                    secrets=secrets,
+                    allow_failures=allow_failures,
+                )
+            self.results.append(done.result)
+            if done.why_not is not None:
+                raise ReplayFailed(f"{done.summary()}\n{done.result.summary()}")
+            return done.result
+        recording = mode == "all" or (mode == "once" and not t.has_observations)
+        out = self._output_dir()
+        with ExitStack() as stack:
+            if serve is not None:
+                folder = Path(serve) if Path(serve).is_absolute() else here / serve
+                base_url = stack.enter_context(serve_directory(folder))
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="xmltools-replay-")))
+            live = scratch / path.name
+            diffs = scratch / "diffs"
+            result = await replay(
+                t,
+                base_url=base_url,
+                overrides=overrides,
+                settings=settings,
+                secrets=secrets,
+                allow_failures=allow_failures,
+                record=live,
+                diff_dir=diffs,
+                tracing=self._config.getoption("xmltools_tracing"),
+                trace_dir=scratch / "traces",
+            )
+            self.results.append(result)
+            if result.traces:  # kept: beside the report, by transcript
+                kept = out / "traces" / path.stem
+                kept.mkdir(parents=True, exist_ok=True)
+                for k, trace in enumerate(result.traces):
+                    result.traces[k] = Path(shutil.copy2(trace, kept / trace.name))
+            if recording and (allow_failures or not result.failures):
+                _replace_transcript(path, live)
+                return result
+            if result.ok and not recording:
+                return result
+            out.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(live, out / f"{path.stem}.replay.jsonl")
+            shots = live.parent / (live.stem + ".shots")
+            if shots.is_dir():
+                shutil.copytree(shots, out / f"{path.stem}.replay.shots", dirs_exist_ok=True)
+            if diffs.is_dir():  # by transcript: a test may replay several
+                shutil.copytree(diffs, out / "diffs" / path.stem, dirs_exist_ok=True)
+            report = write_report(out / f"{path.stem}.replay.html", live, result)
+        what = "not recorded: the run failed" if recording else result.outcome
+        raise ReplayFailed(f"{path.name} {what}: {result.summary()}\nreport: {report}")
+
+    def _output_dir(self) -> Path:
+        root = Path(str(self._config.getoption("xmltools_output")))
+        if not root.is_absolute():
+            root = Path(str(self._config.rootpath)) / root
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "-", self._nodeid).strip("-")
+        return root / name
+
+
+def _replace_transcript(path: Path, fresh: Path) -> None:
+    """Make a new recording the transcript, its screenshots beside it (the old ones go)."""
+    shots = path.parent / (path.stem + ".shots")
+    if shots.exists():
+        shutil.rmtree(shots)
+    new_shots = fresh.parent / (fresh.stem + ".shots")
+    if new_shots.exists():
+        shutil.copytree(new_shots, shots)
+    shutil.copyfile(fresh, path)
+
+
+@pytest.fixture
+def xmltools_replay(request: pytest.FixtureRequest) -> Replayer:
+    """Replay a transcript in a test: ``xmltools_replay(path, serve=..., ...)`` (see the module)."""
+    return Replayer(request.config, Path(request.path), request.node.nodeid)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """The marker alone replays: before the test's own body, whether it asks for a fixture or not."""
+    marker = item.get_closest_marker("xmltools_replay")
+    if marker is not None and isinstance(item, pytest.Function):
+        replayer = item.funcargs.get("xmltools_replay")
+        if not isinstance(replayer, Replayer):
+            replayer = Replayer(item.config, Path(item.path), item.nodeid)
+        replayer(*marker.args, **marker.kwargs)
+    return (yield)

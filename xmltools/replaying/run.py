@@ -1,0 +1,420 @@
+"""Replaying a transcript, live in a real browser or offline from its own recording.
+
+Each recorded assistant message is handed to a fresh interpreter; what comes
+back is compared with what was recorded (status, URL, title, console, and the
+screenshots with pixelmatch), step by step.  Offline, a
+:class:`RecordedBrowser` answers each action with its recorded result.
+
+Sits above the interpreter and the transcript format; nothing below imports it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from ..base.expectations import Expectation
+from ..base.results import Viewport
+from ..base.secrets import ENV_PREFIX, Secret, fixed_values
+from ..base.secrets import resolve as resolve_secrets
+from ..config.settings import Config
+from ..errors import ConfigError, TranscriptError, UsageError
+from ..interpreter import AsyncInterpreter
+from ..models.adapters import AnyModel
+from ..parser import ToolUse
+from ..profiles import DEFAULT_SESSION
+from ..record.replayed import Drift, ReplayResult, ReplayStep, ShotCheck, Verdict
+from ..record.transcript import (
+    MACHINE_SETTINGS,
+    OFFLINE_BASE_URL,
+    AssistantRecord,
+    Header,
+    MessageRecord,
+    ReplaySettings,
+    ToolResultRecord,
+    Transcript,
+    TranscriptWriter,
+    fill_base_url,
+    load_transcript,
+    registry_for,
+    unfill_base_url,
+)
+from ..record.turn import NOT_DONE, Turn
+from .checks import (
+    compare_outcomes,
+    compare_shots,
+    compare_snapshots,
+)
+from .compare import comparison_library
+from .heal import Healed, heal_step
+from .offline import RecordedBrowser, RecordedSession
+
+__all__ = [
+    "Drift",
+    "RecordedBrowser",
+    "RecordedSession",
+    "ReplayResult",
+    "ReplaySettings",
+    "ReplayStep",
+    "ShotCheck",
+    "Verdict",
+    "replay",
+    "replay_config",
+]
+
+
+# statuses that say a call did not do what it was meant to: a replay fails on each one it did not record
+FAILING = NOT_DONE
+# behaviour settings that name folders: taken from the header only when the folder is here too
+PATH_SETTINGS = ("templates", "workspace", "allowed_file_roots")
+# how screenshots are compared: the local configuration's, then the transcript's replay settings
+DEFAULT_DIFF_PIXEL_RATIO = 0.0001  # when no limit is set anywhere: 54 pixels at 900x600, a caret's blink
+COMPARISON_SETTINGS = (
+    "screenshot_threshold",
+    "max_diff_pixel_ratio",
+    "max_diff_pixels",
+    "rematch",
+    "drift",
+)
+
+
+def replay_config(
+    transcript: Transcript, local: Config | None = None, overrides: Mapping[str, Any] | None = None
+) -> tuple[Config, list[str]]:
+    """The configuration a transcript replays under, and how the recording's settings differ from here.
+
+    The behaviour settings (viewport, policy, profile, observe, templates, ...)
+    come from the transcript's header, so that the replay reproduces the run.
+    The machine settings (:data:`MACHINE_SETTINGS`) and the comparison settings
+    come from ``local`` (by default ``Config.load()``: the environment, the
+    TOML files), and ``overrides`` (the command line) win over both.  A setting
+    of the header that this version rejects is left out, and said.
+    """
+    local = local if local is not None else Config.load()
+    overrides = dict(overrides or {})
+    skip = {*MACHINE_SETTINGS, *COMPARISON_SETTINGS, *overrides}
+    recorded = {
+        k: v for k, v in transcript.header.config.items() if k in Config.model_fields and k not in skip
+    }
+    base = local.model_dump()
+    differences: list[str] = []
+    for k in PATH_SETTINGS:  # a folder of the recording's machine that this one does not have
+        paths = recorded.get(k) or ()
+        absent = [p for p in ([paths] if isinstance(paths, str) else paths) if not Path(p).exists()]
+        if absent:
+            del recorded[k]
+            differences.append(
+                f"{k}: the recording's {absent[0]} is not on this machine; this machine's is used"
+            )
+    try:
+        config = Config.model_validate({**base, **recorded, **overrides})
+    except ValidationError:
+        kept: dict[str, Any] = {}
+        for k, v in recorded.items():
+            try:
+                Config.model_validate({**base, **kept, k: v})
+            except ValidationError:
+                differences.append(f"{k}: the recording's {v!r} is not valid here; this machine's is used")
+                continue
+            kept[k] = v
+        try:
+            config = Config.model_validate({**base, **kept, **overrides})
+        except ValidationError as e:
+            raise ConfigError(f"the replay's settings are not valid: {e.errors()[0].get('msg')}") from e
+    for k in recorded:
+        mine, theirs = getattr(local, k), getattr(config, k)
+        if mine != theirs:
+            differences.append(f"{k}: {_shown(theirs)} from the recording (this machine: {_shown(mine)})")
+    return config, differences
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, Viewport):
+        return f"{value.width}x{value.height}"
+    if isinstance(value, BaseModel):
+        return json.dumps(value.model_dump(mode="json"))
+    if hasattr(value, "value"):  # an enum
+        return str(value.value)
+    return str(value)
+
+
+def _failures(turn: Turn, recorded: Sequence[ToolResultRecord]) -> list[str]:
+    """The calls that failed or were refused where the recording has no such outcome."""
+    out = []
+    for k, o in enumerate(turn.outcomes):
+        if o.status not in FAILING or (k < len(recorded) and recorded[k].status == o.status):
+            continue
+        label = f"{o.tool} {o.action}" if o.action else o.tool
+        said = o.text if o.status == "denied" else ""  # a refusal's reason; a violation's code says it
+        why = (
+            o.failure.message if o.failure else o.error.message if o.error else said or o.violation or o.text
+        )
+        first = (why or "").strip().splitlines()[0] if (why or "").strip() else ""
+        out.append(f"{label}: {o.status.replace('_', ' ')}" + (f" ({first[:200]})" if first else ""))
+    return out
+
+
+def _filled(exp: Expectation, base_url: str | None) -> Expectation:
+    """An assertion with ``{base_url}`` filled in (a regular expression's address is escaped)."""
+    if not base_url or "{base_url}" not in exp.value:
+        return exp
+    with_base = re.escape(base_url) if exp.regex else base_url
+    return exp.model_copy(update={"value": exp.value.replace("{base_url}", with_base)})
+
+
+def _answers(recorded: list[ToolResultRecord]) -> tuple[list[ToolResultRecord], ToolResultRecord | None]:
+    """A step's records without a held call that the recording answered, and that answer."""
+    for k, r in enumerate(recorded):
+        if r.status == "pending":
+            later = [x for x in recorded[k + 1 :] if x.call.index == r.call.index]
+            if later:
+                answer = later[0]
+                rest = [x for x in recorded if x is not answer]
+                rest[k] = answer
+                return rest, answer
+    return recorded, None
+
+
+async def replay(
+    transcript: Transcript | str | Path,
+    *,
+    offline: bool = False,
+    base_url: str | None = None,
+    config: Config | None = None,
+    local: Config | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    settings: ReplaySettings | None = None,
+    secrets: Mapping[str, str | Secret] | None = None,
+    environ: Mapping[str, str] | None = None,
+    allow_failures: bool = False,
+    record: str | Path | None = None,
+    diff_dir: str | Path | None = None,
+    interpreter: AsyncInterpreter | None = None,
+    on_step: Callable[[ReplayStep], object] | None = None,
+    keep_header: bool = False,
+    tracing: Literal["off", "on", "retain-on-failure"] = "off",
+    trace_dir: str | Path | None = None,
+    heal: AnyModel | None = None,
+) -> ReplayResult:
+    """Replay a transcript's assistant messages and report every step that drifted or failed.
+
+    Live: a fresh interpreter with a real browser; the URL, title, console
+    (less the lines ``ignore_console`` matches), error or not, and the
+    screenshot (pixelmatch: see :mod:`xmltools.replaying.compare`) are compared with the
+    recording.  Offline: the recorded observations are fed back with no
+    browser, and the protocol's outcomes are compared.  A call that fails or is
+    refused where the recording has no such outcome is a failure, unless
+    ``allow_failures``; a hand-written scenario (no recorded results) fails on
+    its failures alone.
+
+    Settings: ``config`` is used as given when passed; otherwise
+    :func:`replay_config` takes the behaviour settings from the header, the
+    machine settings from ``local`` (``Config.load()``) and ``overrides``.
+    ``settings`` adds to the header's replay settings (masks, ignored console
+    lines, limits).  ``{secret:NAME}`` placeholders are filled from ``secrets``
+    or the environment; ``{base_url}`` from ``base_url``.  A missing one is a
+    :class:`~xmltools.errors.UsageError` raised before any browser starts.
+    A step's drifted screenshots are written to ``diff_dir`` when given.
+    ``record`` writes the replay as a transcript: with the configuration it
+    ran under, or, with ``keep_header``, with the replayed transcript's own
+    header (as an update does, see :mod:`xmltools.replaying.update`).
+
+    ``tracing`` (pytest-playwright's names): ``on`` writes a Playwright trace
+    of each browser session into ``trace_dir`` (``trace-N.zip``, for
+    ``playwright show-trace``) and lists each step's network requests;
+    ``retain-on-failure`` keeps the traces only when the replay does not pass.
+
+    ``heal``: a model asked once about each step whose recorded element is
+    gone (see :mod:`xmltools.replaying.heal`); its call, when valid and it runs, takes
+    the step's place, and the step is reported as healed.
+    """
+    t = transcript if isinstance(transcript, Transcript) else load_transcript(transcript)
+    used = t.placeholders()
+    if not offline:  # a live replay compares screenshots: say which is missing before starting a browser
+        comparison_library()  # Pillow and numpy: said now, not after the first step
+        missing = t.missing_screenshots()
+        if missing:
+            more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+            raise TranscriptError(
+                t._missing_shot(missing[0]) + more + "; an offline replay needs none", path=str(t.path)
+            )
+        if "base_url" in used and not base_url:
+            raise UsageError(
+                f"{t.path or 'the transcript'} uses {{base_url}}: give the address it stands for"
+                " (--base-url URL, or --serve DIR to serve a folder; base_url= in Python)"
+            )
+    if record is not None and t.path is not None and Path(record).resolve() == Path(t.path).resolve():
+        raise UsageError(f"{record}: a replay cannot record over the transcript it replays")
+    names = [u.split(":", 1)[1] for u in sorted(used) if u.startswith("secret:")]
+    if t.header.secrets is not None:
+        # only the names the host gave when recording: a name the model made up was an error
+        # then, and is left as written so that it is the same error now
+        names = [n for n in names if n in t.header.secrets]
+    given: dict[str, str | Secret] = dict(secrets or {})
+    if offline:  # nothing is typed anywhere: a stand-in will do for a secret not given, and no site
+        # binds one (the page's address is a stand-in too); a one-time code is its name
+        env = os.environ if environ is None else environ
+        prefix = ENV_PREFIX
+        fixed = fixed_values(given)
+        given = {n: fixed.get(n, env.get(prefix + n, f"<{n}>")) for n in {*names, *given}}
+    filled_secrets = resolve_secrets(names, given, environ) | given
+    differences: list[str] = []
+    if config is None:
+        config, differences = replay_config(t, local, overrides)
+    traces = _trace_folder(tracing, trace_dir, offline)
+    if traces is not None:
+        config = config.model_copy(update={"trace_dir": traces})
+    traced_before = set(traces.glob("trace-*.zip")) if traces is not None else set()
+    if offline and base_url is None:
+        base_url = OFFLINE_BASE_URL  # any address will do: nothing is fetched offline
+    how = ReplaySettings(
+        screenshot_threshold=config.screenshot_threshold,
+        max_diff_pixel_ratio=config.max_diff_pixel_ratio,
+        max_diff_pixels=config.max_diff_pixels,
+    )
+    how = how.merged(t.header.replay).merged(settings)
+    if how.max_diff_pixels is None and how.max_diff_pixel_ratio is None:
+        how = how.model_copy(update={"max_diff_pixel_ratio": DEFAULT_DIFF_PIXEL_RATIO})
+    try:
+        ignore = [re.compile(p) for p in how.ignore_console]
+    except re.error as e:
+        raise UsageError(f"ignore_console: {e.pattern!r} is not a regular expression ({e})") from e
+    recorded_browser = RecordedBrowser(t, base_url, config.viewport) if offline else None
+    interp = interpreter or AsyncInterpreter(
+        config,
+        browser=recorded_browser,
+        registry=registry_for(t),
+        browser_factory=recorded_browser.session if recorded_browser is not None else None,
+        secrets=filled_secrets,
+    )
+    writer: TranscriptWriter | None = None
+    if record is not None:
+        header = (
+            t.header
+            if keep_header
+            else Header(
+                config=config.model_dump(mode="json"),
+                templates=interp.renderer.template_hashes(),
+                tools=t.header.tools,
+                title=t.header.title,
+                description=t.header.description,
+                replay=t.header.replay,
+                secrets=t.header.secrets,
+            )
+        )
+        writer = TranscriptWriter(record, header, base_url=base_url, secrets=filled_secrets)
+        interp.record_identities()
+        for r in t.records:
+            if isinstance(r, AssistantRecord):
+                break
+            if isinstance(r, MessageRecord):
+                writer.message(r.role, r.content)
+    diffs = Path(diff_dir) if diff_dir is not None else None
+    steps: list[ReplayStep] = []
+    result = ReplayResult(
+        steps,
+        "offline" if offline else "live",
+        transcript=t,
+        base_url=None if offline else base_url,
+        allow_failures=allow_failures,
+        differences=differences,
+        drift=config.drift,
+    )
+    assertions = t.expectations()
+    told = t.notes() if keep_header else {}  # a rewrite keeps what the loop told the model, and when
+    try:
+        for index, (assistant, as_recorded) in enumerate(t.steps(), 1):
+            recorded, answer = _answers(as_recorded)
+            if recorded_browser is not None:
+                recorded_browser.begin_step(recorded)
+            else:
+                for r in recorded:  # the element each action acted on, to be checked before it acts again
+                    if r.observation is not None and r.observation.identity is not None:
+                        call = ToolUse(r.call.name, r.call.params)
+                        session = interp.registry.session_of(call) or DEFAULT_SESSION
+                        interp.expect(r.observation.identity, session)
+            turn = await interp.handle(fill_base_url(assistant.content, base_url))
+            answered: ToolUse | None = None
+            if turn.approval_required is not None and answer is not None:
+                held = turn.approval_required
+                answered = held.call
+                if writer is not None:  # the held call first, then the answer, as a live run records them
+                    writer.turn(turn)
+                if answer.status == "denied":
+                    reason = (answer.text or "").split(":", 1)[-1].strip() or "the user did not approve it"
+                    turn = await interp.deny(held, reason)
+                else:
+                    turn = await interp.approve(held)
+            mended: Healed | str | None = None
+            if heal is not None and not offline:
+                mended = await heal_step(interp, heal, turn, recorded, assistant.content, base_url)
+                if isinstance(mended, Healed):
+                    turn = mended.turn
+            step = ReplayStep(index, assistant.content, turn, recorded)
+            if isinstance(mended, Healed):
+                step.healed = unfill_base_url(mended.answer, base_url)
+            step.rematched = [
+                o.observation.rematch for o in turn.outcomes if o.observation and o.observation.rematch
+            ]
+            step.drifts = compare_outcomes(
+                index, turn, recorded, base_url, live=not offline, ignore_console=ignore
+            )
+            step.failures = _failures(turn, recorded)
+            if isinstance(mended, str):
+                step.failures.append(f"not healed: {mended}")
+            if not offline and recorded and not any(d.field == "outcomes" for d in step.drifts):
+                await compare_shots(step, t, interp, how, diffs)
+                compare_snapshots(step, how)
+            if traces is not None:
+                browser = interp.browser_of()
+                tracer = getattr(browser, "tracer", None)
+                step.network = tracer.take_network() if tracer is not None else []
+            for exp in assertions.get(index, ()):
+                if not offline:  # offline there is no page to check them on
+                    exp = _filled(exp, base_url)
+                    step.verdicts.append(Verdict(exp, await interp.verify(exp)))
+            steps.append(step)
+            if writer is not None:
+                if answered is not None:
+                    writer.answer(turn, answered)
+                else:
+                    writer.turn(turn, assistant.usage if keep_header else None)
+                for exp in assertions.get(index, ()):
+                    writer.write_expectation(exp)
+                for note in told.get(index, ()):
+                    writer.note(note.kind, note.text)
+            if on_step is not None:
+                on_step(step)
+        if writer is not None and keep_header:  # the run's own ending, not the replay's
+            if t.end is not None:
+                writer.end(t.end.outcome, t.end.reason, t.end.detail)
+        elif writer is not None:
+            writer.end(result.outcome, detail=result.summary().splitlines()[0])
+    finally:
+        if writer is not None:
+            writer.close()
+        if interpreter is None:
+            await interp.aclose()
+    if traces is not None:
+        result.traces = sorted(set(traces.glob("trace-*.zip")) - traced_before)
+        if tracing == "retain-on-failure" and result.ok:
+            for path in result.traces:
+                path.unlink(missing_ok=True)
+            result.traces = []
+    return result
+
+
+def _trace_folder(tracing: str, trace_dir: str | Path | None, offline: bool) -> Path | None:
+    if tracing not in ("off", "on", "retain-on-failure"):
+        raise UsageError(f"tracing is off, on or retain-on-failure, not {tracing!r}")
+    if tracing == "off" or offline:  # offline there is no browser to trace
+        return None
+    if trace_dir is None:
+        raise UsageError(f"tracing={tracing!r} needs trace_dir: the folder the traces go in")
+    return Path(trace_dir)
