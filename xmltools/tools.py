@@ -444,7 +444,8 @@ class ToolRegistry:
 
     def _fallback_action(self) -> str:
         """The action an example shows when the call named none that exists: a click if there is one."""
-        return next((a for a in self.actions if "click" in a), self.profile.opener)
+        forms = self.profile.actions
+        return next((a for a in self.actions if forms[a].model.facts.points == "click"), self.profile.opener)
 
     def _validate_browser(self, block: ToolUse, ctx: ActionContext) -> ValidCall | CallError:
         p = self.profile

@@ -74,6 +74,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "lab": {
         *_BASE,
+        "actions",
         "browser",
         "config",
         "interpreter",

@@ -39,6 +39,7 @@ from .base import (
     WAIT_UNTIL,
     ActionContext,
     Category,
+    Facts,
     ProfileName,
     TargetRule,
 )
@@ -55,7 +56,18 @@ from .formats import (
     parse_tab,
 )
 from .model import ActionModel
-from .navigation import Back, CloseTab, Forward, InTab, ListTabs, Navigate, OpenTab, Reload, SwitchTab
+from .navigation import (
+    Back,
+    CloseTab,
+    Forward,
+    InTab,
+    ListTabs,
+    Navigate,
+    OpenTab,
+    Reload,
+    SwitchTab,
+    facts_of,
+)
 from .reading import ConsoleLogs, ExtractContent, GetAttribute, GetHtml, GetText, ScreenshotAction
 from .targets import (
     DESTINATION_PARAMS,
@@ -96,6 +108,7 @@ __all__ = [
     "Drag",
     "Evaluate",
     "ExtractContent",
+    "Facts",
     "Fill",
     "FillForm",
     "Forward",
@@ -132,6 +145,7 @@ __all__ = [
     "check_save_path",
     "check_upload_paths",
     "check_url",
+    "facts_of",
     "normalize_keys",
     "parse_coordinate",
     "parse_ref",

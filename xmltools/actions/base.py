@@ -4,8 +4,8 @@
 and the host's rules); a validator reaches it with :func:`context_of`.  The
 limits bound every value the model writes.  :data:`CATEGORIES` are the
 approval categories an action model declares (:mod:`xmltools.protocol.approval` holds
-the host's rules per category), and :data:`TargetRule` the ways an action may
-take a target.
+the host's rules per category), :data:`TargetRule` the ways an action may
+take a target, and :class:`Facts` the rest of what it declares.
 
 Pure: imports no action model and no xmltools module but the pure helpers
 (quoting, results, urlpolicy); never Playwright or Jinja2.
@@ -32,6 +32,22 @@ CATEGORIES: tuple[Category, ...] = ("read", "navigate", "input", "mutate", "scri
 TargetRule: TypeAlias = Literal["required", "optional", "none"]
 
 DEFAULT_VIEWPORT = Viewport(width=900, height=600)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the rest of the package needs to know of an action besides its category, said once.
+
+    Every action model states its own (``facts = Facts(...)``, ``Facts()`` when
+    none applies), and a test fails when one does not: a new action is never
+    left to a default.
+    """
+
+    session: Literal["open", "close"] | None = None  # it opens the browser session, or closes it
+    loads_page: bool = False  # it loads, or brings forward, another page (a test waits for no URL after it)
+    opens_address: bool = False  # its ``url`` is an address the browser opens (a secret would go there)
+    points: Literal["click", "hover"] | None = None  # what it does at a place on the page (drawn in reports)
+
 
 # -- limits on what the model writes ------------------------------------------------------
 

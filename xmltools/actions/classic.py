@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import ValidationInfo, field_validator
 
 from ..base.results import Point, Viewport
-from .base import context_of, flag, text_limit
+from .base import Facts, context_of, flag, text_limit
 from .formats import check_url, normalize_keys, parse_size
 from .model import ActionModel
 from .targets import TARGET_PARAMS, Target
@@ -37,6 +37,7 @@ class Launch(ActionModel):
     headless: bool | None = None
 
     category = "navigate"
+    facts = Facts(session="open", loads_page=True, opens_address=True)
     summary = "open the browser at a page"
     params = ("url",)
     required = ("url",)
@@ -77,6 +78,7 @@ class Click(_OnElement):
     action: Literal["click"] = "click"
 
     category = "mutate"
+    facts = Facts(points="click")
     summary = "click an element"
 
 
@@ -84,6 +86,7 @@ class Hover(_OnElement):
     action: Literal["hover"] = "hover"
 
     category = "read"
+    facts = Facts(points="hover")
     summary = "move the mouse onto an element without clicking"
 
 
@@ -95,6 +98,7 @@ class Type(ActionModel):
     target: Target | None = None
 
     category = "input"
+    facts = Facts()
     summary = "type text key by key where the focus is, or into an element"
     target_rule = "optional"
     params = ("text", *TARGET_PARAMS)
@@ -116,6 +120,7 @@ class Press(ActionModel):
     target: Target | None = None
 
     category = "input"
+    facts = Facts()
     summary = "press a key or a combination, on an element when given"
     target_rule = "optional"
     params = ("text", *TARGET_PARAMS)
@@ -133,6 +138,7 @@ class ScrollDown(ActionModel):
     action: Literal["scroll_down"] = "scroll_down"
 
     category = "read"
+    facts = Facts()
     summary = "scroll down by one viewport height"
 
 
@@ -140,6 +146,7 @@ class ScrollUp(ActionModel):
     action: Literal["scroll_up"] = "scroll_up"
 
     category = "read"
+    facts = Facts()
     summary = "scroll up by one viewport height"
 
 
@@ -148,6 +155,7 @@ class Resize(ActionModel):
     size: Viewport
 
     category = "read"
+    facts = Facts()
     summary = "change the viewport's size"
     params = ("size",)
     required = ("size",)
@@ -163,4 +171,5 @@ class Close(ActionModel):
     action: Literal["close"] = "close"
 
     category = "session"
+    facts = Facts(session="close")
     summary = "close the browser (or the session named)"

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import ValidationInfo, field_validator, model_validator
 
 from ..base.quoting import quoted
-from .base import MAX_SCRIPT_CHARS, MAX_SELECTOR_CHARS, context_of
+from .base import MAX_SCRIPT_CHARS, MAX_SELECTOR_CHARS, Facts, context_of
 from .model import ActionModel
 from .targets import Target, no_point
 
@@ -31,6 +31,7 @@ class Wait(ActionModel):
     seconds: float | None = None
 
     category = "read"
+    facts = Facts()
     summary = "wait for an element, a text, a URL or a number of seconds"
     target_rule = "optional"
     params = ("ref", "selector", "frame", "state", "text", "url", "seconds")
@@ -115,6 +116,7 @@ class Evaluate(ActionModel):
     script: str
 
     category = "script"
+    facts = Facts()
     summary = "run JavaScript in the page and read its result"
     params = ("script",)
     required = ("script",)

@@ -27,6 +27,7 @@ from .base import (
     MAX_OPTION_CHARS,
     MAX_OPTIONS,
     MAX_SNAPSHOT_DEPTH,
+    Facts,
     context_of,
     text_limit,
 )
@@ -45,6 +46,7 @@ class Fill(ActionModel):
     text: str
 
     category = "input"
+    facts = Facts()
     summary = "replace the value of a field"
     target_rule = "required"
     params = (*TARGET_PARAMS, "text")
@@ -67,6 +69,7 @@ class Select(ActionModel):
     values: tuple[str, ...] = Field(alias="value")
 
     category = "input"
+    facts = Facts()
     summary = "choose options of a select list"
     target_rule = "required"
     params = (*TARGET_PARAMS, "value")
@@ -102,6 +105,7 @@ class Drag(ActionModel):
     to: Target
 
     category = "mutate"
+    facts = Facts()
     summary = "drag an element and drop it on another place"
     target_rule = "required"
     destination = True
@@ -119,6 +123,7 @@ class Upload(ActionModel):
     paths: tuple[Path, ...] = Field(alias="path")
 
     category = "input"
+    facts = Facts()
     summary = "put files into a file input"
     target_rule = "required"
     params = (*TARGET_PARAMS, "path")
@@ -144,6 +149,7 @@ class Scroll(ActionModel):
     target: Target | None = None
 
     category = "read"
+    facts = Facts()
     summary = "scroll the page, or an element's container, one way"
     target_rule = "optional"
     params = ("direction", *TARGET_PARAMS)
@@ -170,6 +176,7 @@ class Snapshot(ActionModel):
     find: str | None = None  # show only the elements whose line holds this text
 
     category = "read"
+    facts = Facts()
     summary = "the page, or a part of it, as an accessibility snapshot with refs"
     target_rule = "optional"
     params = (*TARGET_PARAMS, "depth", "find")
@@ -209,6 +216,7 @@ class FillForm(ActionModel):
     fields: tuple[tuple[str, str], ...]
 
     category = "input"
+    facts = Facts()
     summary = "fill several fields in order"
     params = ("fields",)
     required = ("fields",)

@@ -8,6 +8,8 @@ what the rest of the package needs to know of it:
 - ``category``: the approval category (read, navigate, input, mutate, script,
   session), which :mod:`xmltools.protocol.approval` reads;
 - ``summary``: one line on what the action does;
+- ``facts``: whether it opens or closes the session, loads a page, opens the
+  address in its ``url``, or points at a place (:class:`~.base.Facts`);
 - ``target_rule`` (required, optional or none) and ``destination`` (drag):
   how its target is checked before validation;
 - ``params``, ``required``, ``example`` and ``selector_example``: the action as
@@ -26,7 +28,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from .base import Category, TargetRule
+from .base import Category, Facts, TargetRule
 from .targets import gather_targets
 
 __all__ = ["ActionModel"]
@@ -39,6 +41,7 @@ class ActionModel(BaseModel):
 
     # what each action declares (a concrete action sets category and summary)
     category: ClassVar[Category]
+    facts: ClassVar[Facts]  # the rest of what is said of it (each action states its own)
     summary: ClassVar[str] = ""
     target_rule: ClassVar[TargetRule] = "none"
     destination: ClassVar[bool] = False  # drag: a place to drop, too (to_coordinate, to_ref or to_selector)

@@ -16,11 +16,22 @@ from typing import Literal
 from pydantic import ValidationInfo, field_validator
 
 from ..base.quoting import quoted
-from .base import WAIT_UNTIL, context_of
+from .base import WAIT_UNTIL, Facts, context_of
 from .formats import check_url, parse_tab
 from .model import ActionModel
 
-__all__ = ["Back", "CloseTab", "Forward", "InTab", "ListTabs", "Navigate", "OpenTab", "Reload", "SwitchTab"]
+__all__ = [
+    "Back",
+    "CloseTab",
+    "Forward",
+    "InTab",
+    "ListTabs",
+    "Navigate",
+    "OpenTab",
+    "Reload",
+    "SwitchTab",
+    "facts_of",
+]
 
 
 class Navigate(ActionModel):
@@ -31,6 +42,7 @@ class Navigate(ActionModel):
     wait_until: Literal["load", "domcontentloaded", "networkidle", "commit"] | None = None
 
     category = "navigate"
+    facts = Facts(loads_page=True, opens_address=True)
     summary = "open a URL in the current tab"
     params = ("url", "wait_until")
     required = ("url",)
@@ -56,6 +68,7 @@ class Back(ActionModel):
     action: Literal["back"] = "back"
 
     category = "navigate"
+    facts = Facts(loads_page=True)
     summary = "go back one page in the tab's history"
 
 
@@ -63,6 +76,7 @@ class Forward(ActionModel):
     action: Literal["forward"] = "forward"
 
     category = "navigate"
+    facts = Facts(loads_page=True)
     summary = "go forward one page in the tab's history"
 
 
@@ -70,6 +84,7 @@ class Reload(ActionModel):
     action: Literal["reload"] = "reload"
 
     category = "navigate"
+    facts = Facts(loads_page=True)
     summary = "load the current page again"
 
 
@@ -80,6 +95,7 @@ class OpenTab(ActionModel):
     url: str
 
     category = "navigate"
+    facts = Facts(loads_page=True, opens_address=True)
     summary = "open a URL in a new tab, which becomes the current one"
     params = ("url",)
     required = ("url",)
@@ -99,6 +115,7 @@ class ListTabs(ActionModel):
     action: Literal["list_tabs"] = "list_tabs"
 
     category = "read"
+    facts = Facts()
     summary = "list the open tabs with their ids, URLs and titles"
 
 
@@ -109,6 +126,7 @@ class SwitchTab(ActionModel):
     tab: str
 
     category = "session"
+    facts = Facts(loads_page=True)
     summary = "make another tab the current one"
     params = ("tab",)
     required = ("tab",)
@@ -124,6 +142,7 @@ class CloseTab(ActionModel):
     tab: str | None = None
 
     category = "session"
+    facts = Facts(loads_page=True)
     summary = "close a tab, or the current one"
     params = ("tab",)
     example = MappingProxyType({"tab": "t2"})
@@ -141,3 +160,9 @@ class InTab:
     @property
     def action(self) -> str:
         return str(getattr(self.inner, "action", ""))
+
+
+def facts_of(action: object) -> Facts:
+    """What an action declares of itself, in a named tab or not; ``Facts()`` for anything else."""
+    inner = action.inner if isinstance(action, InTab) else action
+    return inner.facts if isinstance(inner, ActionModel) else Facts()

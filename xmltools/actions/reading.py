@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import ValidationInfo, field_validator, model_validator
 
 from ..base.quoting import quoted
-from .base import MAX_ATTRIBUTE_CHARS, MAX_HTML_DEPTH, ActionContext, context_of, flag, whole
+from .base import MAX_ATTRIBUTE_CHARS, MAX_HTML_DEPTH, ActionContext, Facts, context_of, flag, whole
 from .formats import check_save_path
 from .model import ActionModel
 from .targets import TARGET_PARAMS, Target, all_needs_selector, check_selector
@@ -44,6 +44,7 @@ class GetText(_Reading):
     action: Literal["get_text"] = "get_text"
 
     category = "read"
+    facts = Facts()
     summary = "read the visible text of the page, or of an element"
     target_rule = "optional"
     params = (*TARGET_PARAMS, "all")
@@ -58,6 +59,7 @@ class GetHtml(_Reading):
     depth: int | None = None
 
     category = "read"
+    facts = Facts()
     summary = "read the cleaned HTML of the page, or of an element"
     target_rule = "optional"
     params = (*TARGET_PARAMS, "depth", "all")
@@ -77,6 +79,7 @@ class GetAttribute(_Reading):
     attribute: str
 
     category = "read"
+    facts = Facts()
     summary = "read an attribute of an element"
     target_rule = "required"
     params = (*TARGET_PARAMS, "attribute", "all")
@@ -107,6 +110,7 @@ class ConsoleLogs(ActionModel):
     action: Literal["console_logs"] = "console_logs"
 
     category = "read"
+    facts = Facts()
     summary = "the console messages and page errors since the last time"
 
 
@@ -120,6 +124,7 @@ class ScreenshotAction(ActionModel):
     path: Path | None = None
 
     category = "read"
+    facts = Facts()
     summary = "a screenshot of the whole page or of an element, saved when asked"
     target_rule = "optional"
     params = (*TARGET_PARAMS, "full_page", "format", "path")
@@ -169,6 +174,7 @@ class ExtractContent(ActionModel):
     multiple: bool = False
 
     category = "read"
+    facts = Facts()
     summary = "read the text, HTML or an attribute of one match or of all"
     params = ("selector", "mode", "attribute", "multiple")
     required = ("selector",)

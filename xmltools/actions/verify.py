@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import ValidationInfo, field_validator
 
-from .base import MAX_SELECTOR_CHARS
+from .base import MAX_SELECTOR_CHARS, Facts
 from .model import ActionModel
 from .targets import TARGET_PARAMS, Target
 
@@ -40,6 +40,7 @@ class VerifyText(ActionModel):
     text: str
 
     category = "read"
+    facts = Facts()
     summary = "check that a text is visible on the page"
     params = ("text",)
     required = ("text",)
@@ -55,6 +56,7 @@ class VerifyElement(ActionModel):
     target: Target
 
     category = "read"
+    facts = Facts()
     summary = "check that an element is visible"
     target_rule = "required"
     params = TARGET_PARAMS
@@ -70,6 +72,7 @@ class VerifyValue(ActionModel):
     value: str
 
     category = "read"
+    facts = Facts()
     summary = "check the value of a field"
     target_rule = "required"
     params = (*TARGET_PARAMS, "value")
@@ -85,6 +88,7 @@ class VerifyUrl(ActionModel):
     url: str
 
     category = "read"
+    facts = Facts()
     summary = "check the page's address"
     params = ("url",)
     required = ("url",)

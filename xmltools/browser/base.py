@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from ..actions import Click, Hover, Launch, Resize
+from ..actions import Click, Hover, Launch, Resize, facts_of
 from ..base.results import Failure, Observation, Point, Viewport
 
 __all__ = ["BrowserLike", "StubBrowser"]
@@ -56,7 +56,7 @@ class StubBrowser:
 
     async def run(self, action: object) -> Observation | Failure | None:
         action = getattr(action, "inner", action)  # an action in a named tab (InTab)
-        if getattr(action, "action", "") == "close":
+        if facts_of(action).session == "close":
             self.open = False
             return None
         if isinstance(action, Launch):

@@ -312,7 +312,8 @@ def _describe(value: object) -> str:
 
 def _destination(checked: ValidCall, browser: object) -> str | None:
     """Where a call's secret would go: the address it opens, or the page it acts on."""
-    if checked.action in ("launch", "navigate", "open_tab"):
+    facts = getattr(checked.args, "facts", None)  # none on an action in a named tab: its page is used
+    if facts is not None and facts.opens_address:
         url = getattr(checked.args, "url", None)
         if url:
             return str(url)

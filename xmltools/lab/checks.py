@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..actions import facts_of
 from ..base.expectations import Expectation
 from ..base.results import Failure, Observation
 from ..base.schema import schema_problem
@@ -57,7 +58,7 @@ class KeptSession(BrowserSession):
         return super().is_open
 
     async def run(self, action: object) -> Observation | Failure | None:
-        if getattr(action, "action", None) == "close" and super().is_open:
+        if facts_of(action).session == "close" and super().is_open:
             self.parked = True
             return None
         self.parked = False

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from ..actions import ACTIONS
 from ..errors import ConfigError
 from ..parser import Block, ToolUse
 
@@ -102,14 +103,16 @@ def step(state: State, event: Event, policy: Policy = Policy.REJECT) -> Move | V
     return TABLE[Policy(policy)][State(state)][Event(event)]
 
 
+_SESSION_EVENTS = {"open": Event.LAUNCH, "close": Event.CLOSE}
+
+
 def event_for(tool: str, action: str | None, browser_tool: str = "browser_action") -> Event:
+    """The event of a call of ``tool``; a browser action's is what it declares of the session."""
     if tool != browser_tool:
         return Event.OTHER_TOOL
-    if action == "launch":
-        return Event.LAUNCH
-    if action == "close":
-        return Event.CLOSE
-    return Event.ACTION
+    model = ACTIONS.get(action or "")
+    move = model.facts.session if model is not None else None
+    return _SESSION_EVENTS[move] if move is not None else Event.ACTION
 
 
 def mermaid(policy: Policy = Policy.REJECT) -> str:

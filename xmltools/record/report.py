@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from ..actions import ActionModel, Click, Hover, parse_coordinate
+from ..actions import ACTIONS, parse_coordinate
 from ..base.results import Point, Screenshot, Viewport
 from ..browser.images import image_size
 from ..errors import TranscriptError, UsageError
@@ -56,7 +56,6 @@ __all__ = ["assets_folder", "build_report", "write_report"]
 
 # outcomes that count as errors of the run (a denial is the user's choice; a call not run follows another)
 ERROR_STATUSES = frozenset({"failed", "invalid", "refused"})
-_POINTING: dict[type[ActionModel], str] = {Click: "click", Hover: "hover"}
 _DEFAULT_VIEWPORT = Viewport(width=900, height=600)
 
 
@@ -238,10 +237,10 @@ def _pointer_of(r: ToolResultRecord, profile: str, viewport: Viewport) -> tuple[
         return None
     form = PROFILES[profile].actions.get(r.action) if profile in PROFILES else None
     if form is not None:
-        kind = _POINTING.get(form.model)
+        kind = form.model.facts.points
         params = form.canonical_params(r.call.params)
     else:
-        kind = r.action if r.action in ("click", "hover") else None
+        kind = ACTIONS[r.action].facts.points if r.action in ACTIONS else None
         params = dict(r.call.params)
     if kind is None:
         return None

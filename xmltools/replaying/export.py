@@ -83,7 +83,6 @@ _SCHEMES = frozenset({"about", "data", "file", "blob", "chrome", "view-source", 
 
 
 # the actions that load a page themselves: where they go is no navigation to wait for
-_LOADS = frozenset({"launch", "navigate", "open_tab", "switch_tab", "close_tab", "back", "forward", "reload"})
 
 
 def _clip(text: str, limit: int) -> str:
@@ -277,7 +276,7 @@ class _Writer:
         if obs is None:
             return
         self.viewport, self.mouse = obs.viewport, obs.mouse
-        if self.url is not None and obs.url != self.url and step.rec.action not in _LOADS:
+        if self.url is not None and obs.url != self.url and not step.action.facts.loads_page:
             self.wait_for_url(obs.url)
         self.url = obs.url
 
@@ -392,10 +391,16 @@ def _navigate(w: _Writer, step: _Step, a: ActionModel) -> None:
     _goto(w, a.url, a.wait_until)
 
 
-@handles(act.Back, act.Forward, act.Reload)
+_HISTORY: dict[type[ActionModel], str] = {
+    act.Back: "go_back",
+    act.Forward: "go_forward",
+    act.Reload: "reload",
+}
+
+
+@handles(*_HISTORY)
 def _history(w: _Writer, step: _Step, a: ActionModel) -> None:
-    name = {"back": "go_back", "forward": "go_forward", "reload": "reload"}[str(getattr(a, "action", ""))]
-    w.emit(method(PAGE, name))
+    w.emit(method(PAGE, _HISTORY[type(a)]))
 
 
 @handles(act.Click, act.Hover)
@@ -407,7 +412,12 @@ def _pointer(w: _Writer, step: _Step, a: ActionModel) -> None:
     elif a.target.coordinate is not None:
         p = a.target.coordinate
         w.emit(
-            method(Attr(PAGE, "mouse"), "click" if a.action == "click" else "move", number(p.x), number(p.y))
+            method(
+                Attr(PAGE, "mouse"),
+                "click" if a.facts.points == "click" else "move",
+                number(p.x),
+                number(p.y),
+            )
         )
     else:
         w.cannot(step, f"the {a.target} was not recorded with its element's identity")

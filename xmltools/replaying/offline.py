@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..actions import Resize, facts_of
 from ..base.results import Failure, Observation, Viewport
 from ..errors import TranscriptError
 from ..record.transcript import (
@@ -19,7 +20,6 @@ from ..record.transcript import (
     fill_base_url,
     registry_for,
 )
-from ..tools import Resize
 
 __all__ = ["RecordedBrowser", "RecordedSession"]
 
@@ -56,7 +56,9 @@ class RecordedBrowser:
         # one call runs per message, so the step's one recorded browser result is this action's
         # (recorded under the dialect's name for it, which may differ from the canonical one)
         rec = self._step.pop(0) if self._step else None
-        if name == "close" or (rec is not None and rec.status == "ok" and rec.observation is None):
+        if facts_of(action).session == "close" or (
+            rec is not None and rec.status == "ok" and rec.observation is None
+        ):
             self._open = False  # a close, or a dialect's close of the last tab
             return None
         if isinstance(action, Resize):
