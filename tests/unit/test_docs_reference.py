@@ -26,10 +26,5 @@ def test_the_generated_part_is_fresh(name: str) -> None:
 def test_a_stale_part_is_caught(tmp_path: object) -> None:
     from docgen import parts
 
-    text = (
-        marker("xmltools.render.template_table()") + "\n| old | table |\n<!-- end of generated -->\n"
-    )
-    assert (
-        parts(text)["xmltools.render.template_table()"]
-        != GENERATED["xmltools.render.template_table()"]()
-    )
+    text = marker("xmltools.render.template_table()") + "\n| old | table |\n<!-- end of generated -->\n"
+    assert parts(text)["xmltools.render.template_table()"] != GENERATED["xmltools.render.template_table()"]()
