@@ -297,6 +297,21 @@ def offered_actions(
     return tuple(a for a in profile.actions if a in acts)
 
 
+@dataclass
+class _BrowserCall:
+    """A browser call on its way to a typed action: what it names, and what is left of its parameters."""
+
+    tool: str
+    action: str
+    form: ActionForm
+    params: dict[str, str]
+    what: str  # how errors name it: "the click action", or "<tool>" in a dialect of one tool per action
+    example: str  # a correct call of the action, shown with every mistake
+
+    def error(self, code: str, message: str, param: str | None) -> CallError:
+        return CallError(code, message, self.tool, param, self.example)
+
+
 class ToolRegistry:
     """The tools a session offers: ``browser_action`` (a profile, some or all of its actions) and host tools.
 
@@ -448,83 +463,97 @@ class ToolRegistry:
         return next((a for a in self.actions if forms[a].model.facts.points == "click"), self.profile.opener)
 
     def _validate_browser(self, block: ToolUse, ctx: ActionContext) -> ValidCall | CallError:
+        """A browser call as a typed action, in steps: the action, its session and tab, its
+        parameters, then its model; the first step that finds a mistake says it."""
+        call = self._browser_action(block)
+        if isinstance(call, CallError):
+            return call
+        session = self._browser_session(call)
+        if isinstance(session, CallError):
+            return session
+        tab = self._browser_tab(call)
+        if isinstance(tab, CallError):
+            return tab
+        canonical = self._browser_params(call)
+        if isinstance(canonical, CallError):
+            return canonical
+        args = self._browser_model(call, canonical, ctx)
+        if isinstance(args, CallError):
+            return args
+        form = call.form
+        return ValidCall(
+            block.name, args, block, session, browser=True, written=call.action, tab=tab, opens=form.opens
+        )
+
+    def _browser_action(self, block: ToolUse) -> _BrowserCall | CallError:
+        """The action the call names, offered here, with its parameters but the action's own."""
         p = self.profile
         tool = block.name
         params = dict(block.params)
         action = p.action_of(tool, params) or ""
         if p.action_param is not None:
             params.pop(p.action_param, None)
-        fallback = self.example(self._fallback_action())
         if not action:
-            return CallError(
-                "missing_action",
-                f"the call has no <{p.action_param}>: say which action to take",
-                tool,
-                p.action_param,
-                self.example(p.opener),
-            )
+            message = f"the call has no <{p.action_param}>: say which action to take"
+            return CallError("missing_action", message, tool, p.action_param, self.example(p.opener))
+        fallback = self.example(self._fallback_action())
+        offered = ", ".join(self.actions)
         if action not in p.actions:
-            return CallError(
-                "unknown_action",
-                f"{quoted(action, 40)} is not an action; the actions are: {', '.join(self.actions)}",
-                tool,
-                p.action_param,
-                fallback,
-            )
+            message = f"{quoted(action, 40)} is not an action; the actions are: {offered}"
+            return CallError("unknown_action", message, tool, p.action_param, fallback)
         if action not in self.actions:
             off = (
                 f"belongs to the {p.optional[action]} checks, which are not offered here"
                 if action in p.optional
                 else "is turned off here"
             )
-            return CallError(
-                "disabled_action",
-                f"the {action} action {off}; the actions are: {', '.join(self.actions)}",
-                tool,
-                p.action_param,
-                fallback,
-            )
-        form = p.actions[action]
+            message = f"the {action} action {off}; the actions are: {offered}"
+            return CallError("disabled_action", message, tool, p.action_param, fallback)
         kind = next((k for k in ("ref", "selector", "coordinate") if k in params), None)
-        example = self.example(action, kind)
         what = f"the {action} action" if p.action_param is not None else f"<{tool}>"
-        session: str | None = None
-        session_param = p.session_param_of(action)
-        if session_param is not None and session_param in params:
-            session = params.pop(session_param).strip()
+        return _BrowserCall(tool, action, p.actions[action], params, what, self.example(action, kind))
+
+    def _browser_session(self, call: _BrowserCall) -> str | CallError | None:
+        """The session the call names (taken out of its parameters), when the dialect names sessions."""
+        p = self.profile
+        session_param = p.session_param_of(call.action)
+        if session_param is not None and session_param in call.params:
+            session = call.params.pop(session_param).strip()
             if not _SESSION_RE.fullmatch(session):
-                return CallError(
-                    "invalid_param",
+                message = (
                     f"{quoted(session, 40)} is not a session name: use up to 32 letters, digits, '-', '_'"
-                    " or '.', starting with a letter or digit, such as shop",
-                    tool,
-                    session_param,
-                    example,
+                    " or '.', starting with a letter or digit, such as shop"
                 )
-        elif session_param is not None and p.session_required:
-            return CallError("missing_param", f"{what} needs <{session_param}>", tool, session_param, example)
-        tab: str | None = None
-        if p.tab_param is not None and form.in_tab and p.tab_param in params:
-            written_tab = params.pop(p.tab_param)
-            try:
-                tab = parse_tab(written_tab)
-            except ValueError as e:
-                return CallError("invalid_param", str(e), tool, p.tab_param, example)
+                return call.error("invalid_param", message, session_param)
+            return session
+        if session_param is not None and p.session_required:
+            return call.error("missing_param", f"{call.what} needs <{session_param}>", session_param)
+        return None
+
+    def _browser_tab(self, call: _BrowserCall) -> str | CallError | None:
+        """The tab the call names (taken out of its parameters), when the dialect names tabs."""
+        tab_param = self.profile.tab_param
+        if tab_param is None or not call.form.in_tab or tab_param not in call.params:
+            return None
+        try:
+            return parse_tab(call.params.pop(tab_param))
+        except ValueError as e:
+            return call.error("invalid_param", str(e), tab_param)
+
+    def _browser_params(self, call: _BrowserCall) -> dict[str, str] | CallError:
+        """The parameters under their canonical names, once none is foreign or missing."""
+        form, what, params = call.form, call.what, call.params
         for name in params:
             if name not in form.params:
                 takes = (
                     f"takes only <{'>, <'.join(form.params)}>" if form.params else "takes no other parameters"
                 )
-                return CallError(
-                    "unexpected_param",
-                    f"<{name}> does not belong to {what}, which {takes}",
-                    tool,
-                    name,
-                    example,
+                return call.error(
+                    "unexpected_param", f"<{name}> does not belong to {what}, which {takes}", name
                 )
         for name in form.required:
             if name not in params:
-                return CallError("missing_param", f"{what} needs <{name}>", tool, name, example)
+                return call.error("missing_param", f"{what} needs <{name}>", name)
         canonical = form.canonical_params(params)
         own_targets = [n for n in form.params if form.renames.get(n, n) in TARGET_KINDS]
         needs_target = form.model.model_fields.get("target")
@@ -536,32 +565,34 @@ class ToolRegistry:
             and not any(k in canonical for k in TARGET_KINDS)
         ):
             message = f"{what} needs the element: give {' or '.join(f'<{n}>' for n in own_targets)}"
-            return CallError("missing_param", message, tool, own_targets[0], example)
-        problem = form.problem(action, canonical)
+            return call.error("missing_param", message, own_targets[0])
+        problem = form.problem(call.action, canonical)
         if problem is not None:
             code, param, message = problem
-            return CallError(code, form.dialect_words(message), tool, param, example)
+            return call.error(code, form.dialect_words(message), param)
+        return canonical
+
+    def _browser_model(
+        self, call: _BrowserCall, canonical: dict[str, str], ctx: ActionContext
+    ) -> BaseModel | CallError:
+        """The typed action, validated in the session's context; its problems in the dialect's words."""
+        form = call.form
         try:
             args: BaseModel = form.model.model_validate(canonical, context={"ctx": ctx})
             resolve = getattr(args, "canonical", None)
             if callable(resolve):
                 args = resolve(ctx)
+            return args
         except ValidationError as e:
-            err = self._from_validation(e, tool, example)
+            err = self._from_validation(e, call.tool, call.example)
             return replace(
                 err, message=form.dialect_words(err.message), param=_dialect_param(form, err.param)
             )
         except ValueError as e:  # a dialect's call that stands for another action, refused on the way
-            return CallError("invalid_param", form.dialect_words(str(e)), tool, None, example)
+            return call.error("invalid_param", form.dialect_words(str(e)), None)
         except Exception as e:  # the last guard: the model's text never ends the host's loop
-            return CallError(
-                "invalid_param",
-                f"the {action} call could not be read ({type(e).__name__}); check its values",
-                tool,
-                None,
-                example,
-            )
-        return ValidCall(tool, args, block, session, browser=True, written=action, tab=tab, opens=form.opens)
+            message = f"the {call.action} call could not be read ({type(e).__name__}); check its values"
+            return call.error("invalid_param", message, None)
 
     @staticmethod
     def _from_validation(e: ValidationError, tool: str, example: str) -> CallError:

@@ -44,7 +44,9 @@ from ..render.html import render_html
 from .format import Usage
 from .replayed import Drift, ReplayResult, ReplayStep
 from .transcript import (
+    AssistantRecord,
     EndRecord,
+    NoteRecord,
     ObservationRecord,
     ToolResultRecord,
     Transcript,
@@ -350,6 +352,107 @@ def _triples(step: ReplayStep, replay: ReplayResult, images: _Images) -> list[Tr
     return out
 
 
+@dataclass
+class _Build:
+    """What building the report's steps keeps from one step to the next."""
+
+    t: Transcript
+    replay: ReplayResult | None
+    images: _Images
+    fill: _Fill
+    profile: str
+    last: Shot | None = None  # the latest screenshot: the page the model was looking at
+    errors: int = 0
+    missing: int = 0
+    nudges: int = 0
+    total: float = 0.0
+    tokens: list[float] = field(default_factory=lambda: [0, 0, 0.0])  # in, out, cost: of the usage recorded
+    told: dict[int, list[NoteRecord]] = field(default_factory=dict)  # what the loop told the model, by step
+
+    def __post_init__(self) -> None:
+        self.told = self.t.notes()
+
+    def step(
+        self, index: int, assistant: AssistantRecord, results: list[ToolResultRecord], rs: ReplayStep | None
+    ) -> Step:
+        told = self.told.get(index, [])
+        duration = assistant.duration if assistant.duration is not None else rs.duration if rs else None
+        self.total += duration or 0.0
+        step = Step(index, self.fill(assistant.content), assistant.cut, _seconds(duration), [])
+        step.usage = _usage(assistant.usage)
+        step.notes = [(n.kind, self.fill(n.text)) for n in told]
+        self.nudges += sum(n.kind == "nudge" for n in told)
+        if assistant.usage is not None:
+            self.tokens[0] += assistant.usage.prompt_tokens
+            self.tokens[1] += assistant.usage.completion_tokens
+            self.tokens[2] += assistant.usage.cost
+        step.rows = [self.row(index, k, r) for k, r in enumerate(results, 1)]
+        if rs is not None:
+            self.replayed(step, rs)
+        step.drifted = rs is not None and bool(rs.drifts)
+        replay_failed = rs is not None and (bool(rs.failures) or not all(v.ok for v in rs.verdicts))
+        step.problem = step.drifted or replay_failed or any(r.status in ERROR_STATUSES for r in results)
+        return step
+
+    def row(self, index: int, k: int, r: ToolResultRecord) -> Row:
+        row = _row(r, self.fill)
+        self.errors += r.status in ERROR_STATUSES
+        obs = r.observation
+        last = self.last
+        viewport = last.viewport if last else obs.viewport if obs else _DEFAULT_VIEWPORT
+        pointer = _pointer_of(r, self.profile, viewport)
+        shot, row.missing = _load(self.t, obs)
+        self.missing += row.missing is not None
+        if shot is not None and obs is not None:
+            image = self.images.shot(shot, f"step-{index:03d}-{k}", f"the page after step {index}")
+            row.shot = Shot(image, f"shot-{index}-{k}", index, obs.viewport)
+        if pointer is not None:
+            kind, point = pointer
+            on = last or row.shot  # no earlier screenshot: the one taken after it is the best there is
+            row.pointer = Pointer(kind, point, r.status == "failed", on)
+            if on is not None:
+                on.markers.append(_marker(index, kind, r.status == "failed", point, on))
+        if row.shot is not None:
+            self.last = row.shot
+        return row
+
+    def replayed(self, step: Step, rs: ReplayStep) -> None:
+        """What the replay found at the step: drifts, failures, assertions, requests, re-matches."""
+        fill = self.fill
+        step.drifts = [_drift_row(d, fill) for d in rs.drifts]
+        step.failures = [fill(f) for f in rs.failures]
+        step.verdicts = [(v.ok, fill(str(v))) for v in rs.verdicts]
+        step.network = [fill(n) for n in rs.network]
+        step.rematched = [
+            fill(f"re-matched {r.expected} with {r.found_by}")
+            + fill(f" (the target now reaches {r.reached or 'nothing'})")
+            for r in rs.rematched
+        ]
+        if self.replay is not None:
+            step.triples = _triples(rs, self.replay, self.images)
+        # a screenshot's drift is said under its images
+        shown = {tr.describe for tr in step.triples}
+        step.drifts = [d for d in step.drifts if d.detail is None or d.detail not in shown]
+
+    def counts(self, steps: list[Step]) -> tuple[list[str], list[str]]:
+        """The report's counts, and those of what went wrong."""
+        replay = self.replay
+        shots = sum(1 for s in steps for r in s.rows if r.shot is not None)
+        counts = [_plural(len(steps), "step"), _plural(shots, "screenshot")]
+        bad = [_plural(self.errors, "error")]
+        if replay is not None:
+            bad += [_plural(len(replay.drifts), "drift"), _plural(len(replay.failures), "failed call")]
+            bad.append(_plural(len(replay.broken), "failed assertion"))
+        if self.missing:
+            bad.append(_plural(self.missing, "missing screenshot"))
+        if self.nudges:
+            bad.append(_plural(self.nudges, "nudge"))
+        if any(s.usage for s in steps):
+            cost = f", ${self.tokens[2]:.4f}" if self.tokens[2] else ""
+            counts.append(f"{int(self.tokens[0]):,} tokens in, {int(self.tokens[1]):,} out{cost}")
+        return counts, bad
+
+
 def build_report(
     transcript: Transcript | str | Path,
     replay: ReplayResult | None = None,
@@ -376,82 +479,11 @@ def build_report(
     images = _Images(None if embed else Path(assets) if assets is not None else None)
     resolved = base_url or (replay.base_url if replay is not None else None) or t.header.base_url
     fill = _Fill(resolved)
-    profile = str(t.header.config.get("profile", "roo"))
+    build = _Build(t, replay, images, fill, str(t.header.config.get("profile", "roo")))
     replayed: Mapping[int, ReplayStep] = {s.index: s for s in replay.steps} if replay is not None else {}
-
-    steps: list[Step] = []
-    last: Shot | None = None  # the latest screenshot: the page the model was looking at
-    errors = missing = nudges = 0
-    total = 0.0
-    told = t.notes()
-    tokens: list[float] = [0, 0, 0.0]  # in, out, cost: of the steps whose usage was recorded
-    for index, (assistant, results) in enumerate(t.steps(), 1):
-        rs = replayed.get(index)
-        duration = assistant.duration if assistant.duration is not None else rs.duration if rs else None
-        total += duration or 0.0
-        step = Step(index, fill(assistant.content), assistant.cut, _seconds(duration), [])
-        step.usage = _usage(assistant.usage)
-        step.notes = [(n.kind, fill(n.text)) for n in told.get(index, [])]
-        nudges += sum(n.kind == "nudge" for n in told.get(index, []))
-        if assistant.usage is not None:
-            tokens[0] += assistant.usage.prompt_tokens
-            tokens[1] += assistant.usage.completion_tokens
-            tokens[2] += assistant.usage.cost
-        for k, r in enumerate(results, 1):
-            row = _row(r, fill)
-            errors += r.status in ERROR_STATUSES
-            obs = r.observation
-            viewport = last.viewport if last else obs.viewport if obs else _DEFAULT_VIEWPORT
-            pointer = _pointer_of(r, profile, viewport)
-            shot, row.missing = _load(t, obs)
-            missing += row.missing is not None
-            if shot is not None and obs is not None:
-                image = images.shot(shot, f"step-{index:03d}-{k}", f"the page after step {index}")
-                row.shot = Shot(image, f"shot-{index}-{k}", index, obs.viewport)
-            if pointer is not None:
-                kind, point = pointer
-                on = last or row.shot  # no earlier screenshot: the one taken after it is the best there is
-                row.pointer = Pointer(kind, point, r.status == "failed", on)
-                if on is not None:
-                    on.markers.append(_marker(index, kind, r.status == "failed", point, on))
-            if row.shot is not None:
-                last = row.shot
-            step.rows.append(row)
-        if rs is not None:
-            step.drifts = [_drift_row(d, fill) for d in rs.drifts]
-            step.failures = [fill(f) for f in rs.failures]
-            step.verdicts = [(v.ok, fill(str(v))) for v in rs.verdicts]
-            step.network = [fill(n) for n in rs.network]
-            step.rematched = [
-                fill(f"re-matched {r.expected} with {r.found_by}")
-                + fill(f" (the target now reaches {r.reached or 'nothing'})")
-                for r in rs.rematched
-            ]
-            if replay is not None:
-                step.triples = _triples(rs, replay, images)
-            # a screenshot's drift is said under its images
-            shown = {tr.describe for tr in step.triples}
-            step.drifts = [d for d in step.drifts if d.detail is None or d.detail not in shown]
-        step.drifted = rs is not None and bool(rs.drifts)
-        replay_failed = rs is not None and (bool(rs.failures) or not all(v.ok for v in rs.verdicts))
-        step.problem = step.drifted or replay_failed or any(r.status in ERROR_STATUSES for r in results)
-        steps.append(step)
-
+    steps = [build.step(i, a, rs, replayed.get(i)) for i, (a, rs) in enumerate(t.steps(), 1)]
+    counts, bad = build.counts(steps)
     end: EndRecord | None = t.end
-    first_problem = next((s.index for s in steps if s.problem), None)
-    shots = sum(1 for s in steps for r in s.rows if r.shot is not None)
-    counts = [_plural(len(steps), "step"), _plural(shots, "screenshot")]
-    bad = [_plural(errors, "error")]
-    if replay is not None:
-        bad += [_plural(len(replay.drifts), "drift"), _plural(len(replay.failures), "failed call")]
-        bad.append(_plural(len(replay.broken), "failed assertion"))
-    if missing:
-        bad.append(_plural(missing, "missing screenshot"))
-    if nudges:
-        bad.append(_plural(nudges, "nudge"))
-    if any(s.usage for s in steps):
-        cost = f", ${tokens[2]:.4f}" if tokens[2] else ""
-        counts.append(f"{int(tokens[0]):,} tokens in, {int(tokens[1]):,} out{cost}")
     return render_html(
         "report.html.j2",
         title=t.header.title or (t.path.name if t.path else "xmltools run"),
@@ -467,8 +499,8 @@ def build_report(
         steps=steps,
         counts=counts,
         bad=bad,
-        total=_seconds(total) if any(s.duration for s in steps) else None,
-        first_problem=first_problem,
+        total=_seconds(build.total) if any(s.duration for s in steps) else None,
+        first_problem=next((s.index for s in steps if s.problem), None),
         traces=[(p.name, _link(p, links_from)) for p in (replay.traces if replay is not None else [])],
     )
 
