@@ -116,91 +116,113 @@ class StreamParser(ScanState):
             chunk = self._check_chunk(chunk)
             if not chunk:
                 return []
-            self._len = new = length + len(chunk)
-            self._tail.append(chunk)
-            if new - self._tail_start >= MERGE:
-                self._merge()
-            self._mark = min(self._max_len, self._tail_start + MERGE)
-        # The fast paths below handle a chunk that cannot change the state; they give
-        # exactly the events of the general scan (scanner.advance).
-        pos = self._pos
+            new = self._append(chunk, length)
+        # The fast paths handle a chunk that cannot change the state; they give exactly the
+        # events of the general scan (scanner.advance), and None when it must run.
         st = self._state
         if st == TEXT:
-            if pos == length and "<" not in chunk:
-                # nothing is held back and no tag starts here: it is all text
-                self._pos = new
-                self._win = chunk
-                self._wbase = length
-                return [tuple_new(TextDelta, (chunk,))]
-            # the undecided part, the chunk, and one character of look-behind (backtick rule)
-            i = pos - self._wbase
-            if i:
-                i = 1
-            s = self._win[pos - self._wbase - i :] + chunk
-            self._win = s
-            self._wbase = base = pos - i
-            if ">" not in chunk:
-                # No opening tag can end here (what is held back has no '>').  Hold back the
-                # last '<' if it may still begin one; the rest is text.
-                lo = len(s) - self.vocab.max_open
-                j = s.rfind("<", lo if lo > i else i)
-                if j < 0 or s[j:] not in self.vocab.opener_prefixes:
-                    j = len(s)
-                self._pos = base + j
-                return [tuple_new(TextDelta, (s[i:j],))] if j > i else []
+            done = self._feed_text(chunk, length, new)
         elif st == PARAM:
-            tool = self._tool
-            if pos == length:
-                if "<" not in chunk:
-                    # no closing tag can start here: the chunk is value
-                    self._pos = new
-                    self._win = chunk
-                    self._wbase = length
-                    return [tuple_new(ParamDelta, (tool.index, tool.param, chunk))]
-                s = chunk
-            else:
-                s = self._win[pos - self._wbase :] + chunk
-                if "<" not in s:
-                    # no closing tag can start here: what was held back and the chunk are value
-                    self._pos = new
-                    self._win = s
-                    self._wbase = pos
-                    return [tuple_new(ParamDelta, (tool.index, tool.param, s))]
-            self._win = s
-            self._wbase = pos
-            close = tool.param_close
-            if close not in s:
-                # the value goes on; hold back what may begin its closing tag
-                safe = len(s) - len(close) + 1
-                if safe > 0:
-                    self._pos = pos + safe
-                    return [tuple_new(ParamDelta, (tool.index, tool.param, s[:safe]))]
-                return []
-            k = s.find(close)
-            i = k + len(close)
-            if not self._roo and len(s) <= TRIM and s.find(">", i) < 0:
-                # The value ends here, and no tag can end after it: close the value and wait
-                # in the call's body at the last '<' (what the steps do, in short).
-                ev: list[Event] = [tuple_new(ParamDelta, (tool.index, tool.param, s[:k]))] if k else []
-                self._close_value(tool, pos + k)
-                self._state = TOOL
-                j = s.rfind("<", i)
-                self._pos = pos + (j if j >= 0 else len(s))
-                return ev
+            done = self._feed_param(chunk, length, new)
         elif st == TOOL:
-            if pos == length and "<" not in chunk:
-                self._pos = new
-                self._win = chunk
-                self._wbase = length
-                return []
-            self._win += chunk
-            if ">" not in chunk and len(self._win) < 1024:
-                # Every tag ends with '>': this chunk cannot complete one.  (The bound keeps the
-                # window, which each such feed copies, short.)
-                return []
+            done = self._feed_tool(chunk, length, new)
         else:
             self._win += chunk
-        return advance(self, False)
+            done = None
+        return advance(self, False) if done is None else done
+
+    def _append(self, chunk: str, length: int) -> int:
+        """Keep a checked chunk, merging the tail when it has grown; the new length."""
+        self._len = new = length + len(chunk)
+        self._tail.append(chunk)
+        if new - self._tail_start >= MERGE:
+            self._merge()
+        self._mark = min(self._max_len, self._tail_start + MERGE)
+        return new
+
+    def _feed_text(self, chunk: str, length: int, new: int) -> list[Event] | None:
+        """In text: a chunk that starts no tag is text, and one that ends none holds back its last '<'."""
+        pos = self._pos
+        if pos == length and "<" not in chunk:
+            # nothing is held back and no tag starts here: it is all text
+            self._pos = new
+            self._win = chunk
+            self._wbase = length
+            return [tuple_new(TextDelta, (chunk,))]
+        # the undecided part, the chunk, and one character of look-behind (backtick rule)
+        i = pos - self._wbase
+        if i:
+            i = 1
+        s = self._win[pos - self._wbase - i :] + chunk
+        self._win = s
+        self._wbase = base = pos - i
+        if ">" in chunk:
+            return None
+        # No opening tag can end here (what is held back has no '>').  Hold back the
+        # last '<' if it may still begin one; the rest is text.
+        lo = len(s) - self.vocab.max_open
+        j = s.rfind("<", lo if lo > i else i)
+        if j < 0 or s[j:] not in self.vocab.opener_prefixes:
+            j = len(s)
+        self._pos = base + j
+        return [tuple_new(TextDelta, (s[i:j],))] if j > i else []
+
+    def _feed_param(self, chunk: str, length: int, new: int) -> list[Event] | None:
+        """In a value: text up to what may begin its closing tag is value; a short value may close."""
+        pos = self._pos
+        tool = self._tool
+        if pos == length:
+            if "<" not in chunk:
+                # no closing tag can start here: the chunk is value
+                self._pos = new
+                self._win = chunk
+                self._wbase = length
+                return [tuple_new(ParamDelta, (tool.index, tool.param, chunk))]
+            s = chunk
+        else:
+            s = self._win[pos - self._wbase :] + chunk
+            if "<" not in s:
+                # no closing tag can start here: what was held back and the chunk are value
+                self._pos = new
+                self._win = s
+                self._wbase = pos
+                return [tuple_new(ParamDelta, (tool.index, tool.param, s))]
+        self._win = s
+        self._wbase = pos
+        close = tool.param_close
+        if close not in s:
+            # the value goes on; hold back what may begin its closing tag
+            safe = len(s) - len(close) + 1
+            if safe > 0:
+                self._pos = pos + safe
+                return [tuple_new(ParamDelta, (tool.index, tool.param, s[:safe]))]
+            return []
+        k = s.find(close)
+        i = k + len(close)
+        if self._roo or len(s) > TRIM or s.find(">", i) >= 0:
+            return None
+        # The value ends here, and no tag can end after it: close the value and wait
+        # in the call's body at the last '<' (what the steps do, in short).
+        ev: list[Event] = [tuple_new(ParamDelta, (tool.index, tool.param, s[:k]))] if k else []
+        self._close_value(tool, pos + k)
+        self._state = TOOL
+        j = s.rfind("<", i)
+        self._pos = pos + (j if j >= 0 else len(s))
+        return ev
+
+    def _feed_tool(self, chunk: str, length: int, new: int) -> list[Event] | None:
+        """In a call's body, between values: nothing happens until a tag can end."""
+        if self._pos == length and "<" not in chunk:
+            self._pos = new
+            self._win = chunk
+            self._wbase = length
+            return []
+        self._win += chunk
+        if ">" not in chunk and len(self._win) < 1024:
+            # Every tag ends with '>': this chunk cannot complete one.  (The bound keeps the
+            # window, which each such feed copies, short.)
+            return []
+        return None
 
     def _load(self, text: str) -> None:
         """parse(): the whole text at once, without events."""
