@@ -71,6 +71,7 @@ from .navigation import (
 from .reading import ConsoleLogs, ExtractContent, GetAttribute, GetHtml, GetText, ScreenshotAction
 from .targets import (
     DESTINATION_PARAMS,
+    LOOKUPS,
     SELECTOR_SHORTCUTS,
     TARGET_KINDS,
     TARGET_PARAMS,
@@ -88,6 +89,7 @@ __all__ = [
     "DEFAULT_VIEWPORT",
     "DESTINATION_PARAMS",
     "DIRECTIONS",
+    "LOOKUPS",
     "MAX_HTML_DEPTH",
     "MAX_SCRIPT_CHARS",
     "MAX_SNAPSHOT_DEPTH",

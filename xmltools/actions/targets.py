@@ -40,6 +40,14 @@ SELECTOR_SHORTCUTS: dict[str, SelectorKind] = {
     "title": "title",
     "testid": "testid",
 }
+# each shortcut, and the Playwright lookup it stands for (the browser calls it; an export writes it)
+LOOKUPS: dict[SelectorKind, str] = {
+    "label": "get_by_label",
+    "placeholder": "get_by_placeholder",
+    "alt": "get_by_alt_text",
+    "title": "get_by_title",
+    "testid": "get_by_test_id",
+}
 _REF_RE = re.compile(r"(f[0-9]+)?e[0-9]+")
 _REF_AS_SHOWN = re.compile(r"\[?\s*ref\s*=\s*([^\]\s]*)\s*\]?")  # [ref=e12] or ref=e12, copied whole
 

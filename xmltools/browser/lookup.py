@@ -12,20 +12,11 @@ from __future__ import annotations
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import FrameLocator, Locator, Page
 
-from ..actions import selector_kind
+from ..actions import LOOKUPS, selector_kind
 from .collect import clip
 from .scripts import DESCRIBE
 
 __all__ = ["describe", "selector_locator"]
-
-# the selector shortcuts (parsed by xmltools.actions.selector_kind) -> Playwright's lookups
-_LOOKUPS = {
-    "label": "get_by_label",
-    "placeholder": "get_by_placeholder",
-    "alt": "get_by_alt_text",
-    "title": "get_by_title",
-    "testid": "get_by_test_id",
-}
 
 
 def selector_locator(scope: Page | FrameLocator, selector: str) -> Locator:
@@ -33,7 +24,7 @@ def selector_locator(scope: Page | FrameLocator, selector: str) -> Locator:
     kind, value = selector_kind(selector)
     if kind == "playwright":
         return scope.locator(selector)
-    lookup = getattr(scope, _LOOKUPS[kind])
+    lookup = getattr(scope, LOOKUPS[kind])
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
         if kind == "testid":  # a test id always matches whole: quotes only delimit it
             return lookup(value[1:-1])  # type: ignore[no-any-return]

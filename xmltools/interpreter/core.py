@@ -181,16 +181,13 @@ class AsyncInterpreter:
         check_expectations()``); one that does not hold raises
         :class:`~xmltools.base.expectations.ExpectationFailed` and is not written.
         """
-        from ..record.transcript import Header, TranscriptWriter
+        from ..record.transcript import TranscriptWriter, new_header
         from ..tools import STANDARD_TOOLS
 
         if self._recorder is not None:
             self._recorder.close()
-        header = Header(
-            config=self.config.model_dump(mode="json"),
-            templates=self.renderer.template_hashes(),
-            tools=[t.name for t in self.registry.host_tools if STANDARD_TOOLS.get(t.name) is t],
-        )
+        tools = [t.name for t in self.registry.host_tools if STANDARD_TOOLS.get(t.name) is t]
+        header = new_header(self.config, self.renderer.template_hashes(), tools=tools)
         writer = TranscriptWriter(path, header, append=append, secrets=self.secrets, base_url=base_url)
         if not append or writer.fresh:
             writer.message("system", self.system_prompt())

@@ -74,6 +74,7 @@ __all__ = [
     "Transcript",
     "TranscriptWriter",
     "load_transcript",
+    "new_header",
     "read_lines",
     "registry_for",
 ]
@@ -211,6 +212,12 @@ class Transcript:
             target=rec.target,
             snapshot=rec.snapshot,
         )
+
+
+def new_header(config: Config, templates: Mapping[str, str] | None = None, **fields: Any) -> Header:
+    """The header of a new recording: the configuration it runs under, the hashes of the templates
+    that rendered its prompts, and ``fields`` (title, description, tools, variant, ...)."""
+    return Header(config=config.model_dump(mode="json"), templates=dict(templates or {}), **fields)
 
 
 def read_lines(path: str | Path, what: str = "transcript") -> list[str]:
@@ -420,7 +427,7 @@ class TranscriptWriter:
         self._f = self.path.open("a", encoding="utf-8")
         if fresh:
             if header is None:
-                header = Header(config=(config or Config.load()).model_dump(mode="json"))
+                header = new_header(config or Config.load())
             elif config is not None:
                 header = header.model_copy(update={"config": config.model_dump(mode="json")})
             if base_url is not None and header.base_url is None:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TypeAlias
 
-from ..actions import selector_kind
+from ..actions import LOOKUPS, selector_kind
 
 __all__ = [
     "LINE",
@@ -201,14 +201,6 @@ def statement(e: Expr, indent: int, assign: str | None = None) -> list[str]:
 
 # -- locators -------------------------------------------------------------------------------------
 
-# the model's selector shortcuts -> Playwright's lookups (as xmltools.browser.targets reads them)
-_LOOKUPS = {
-    "label": "get_by_label",
-    "placeholder": "get_by_placeholder",
-    "alt": "get_by_alt_text",
-    "title": "get_by_title",
-    "testid": "get_by_test_id",
-}
 _ROLE = re.compile(r'role=([a-z]+)(?:\[name=("(?:[^"\\]|\\.)*")([si]?)\])?')
 _TEXT = re.compile(r'text=("(?:[^"\\]|\\.)*")')
 
@@ -238,7 +230,7 @@ def locator(selector: str, frame: str | None, value: Callable[[str, str], Code])
         quoted = len(rest) >= 2 and rest[0] == rest[-1] and rest[0] in "\"'"
         inner = value(rest[1:-1] if quoted else rest, "test_id" if kind == "testid" else kind)
         exact = {"exact": TRUE} if quoted and kind != "testid" else {}  # a test id always matches whole
-        found = method(scope, _LOOKUPS[kind], inner, **exact)
+        found = method(scope, LOOKUPS[kind], inner, **exact)
     elif (role := _ROLE.fullmatch(selector)) is not None:
         name = _json_text(role.group(2)) if role.group(2) else None
         if role.group(2) is None:

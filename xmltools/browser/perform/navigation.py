@@ -30,18 +30,28 @@ async def goto(scope: Scope, url: str) -> None:
         await scope.bounds.bounded(
             page.goto(url, wait_until="commit", timeout=t.navigation * 1000), t.navigation + 1
         )
-    except PlaywrightError as e:
-        if scope.watch.classify(e) is not FailureClass.PAGE:
-            raise
-        refused = scope.guard.refusal(url)
-        if refused and "ERR_ABORTED" in str(e):
-            raise NavigationError(f"{url} may not be opened: {refused}") from e
-        msg = first_line(e)
-        if "Timeout" in msg:
-            raise NavigationError(f"{url} sent no answer within {t.navigation:g} s.") from e
-        raise NavigationError(f"{url} could not be opened: {msg}") from e
-    except Hung as e:
-        raise NavigationError(f"{url} sent no answer within {t.navigation:g} s.") from e
+    except (PlaywrightError, Hung) as e:
+        raise _not_loaded(scope, e, url, named=True) from e
+
+
+def _not_loaded(scope: Scope, e: PlaywrightError | Hung, url: str | None, *, named: bool) -> NavigationError:
+    """A page that did not load, as the model is told it: by its address when the model ``named``
+    it, else as "the page".  A failure that is not the page's own (the browser's) is raised again."""
+    wait = scope.timeouts.navigation
+    subject = url if named else "the page"
+    if isinstance(e, Hung):
+        return NavigationError(f"{subject} sent no answer within {wait:g} s.")
+    if scope.watch.classify(e) is not FailureClass.PAGE:
+        raise e
+    refused = scope.guard.refusal(url)
+    if refused and "ERR_ABORTED" in str(e):
+        return NavigationError(f"{url} may not be opened: {refused}")
+    msg = first_line(e)
+    if not named:
+        return NavigationError(f"the page could not be loaded: {msg}")
+    if "Timeout" in msg:
+        return NavigationError(f"{url} sent no answer within {wait:g} s.")
+    return NavigationError(f"{url} could not be opened: {msg}")
 
 
 @handles(Launch, flow="open")
@@ -75,15 +85,8 @@ async def go(action: Navigate | Back | Forward | Reload, scope: Scope, act: Act)
         response = await scope.bounds.bounded(
             step(wait_until=until, timeout=t.navigation * 1000), t.navigation + 1
         )
-    except PlaywrightError as e:
-        if scope.watch.classify(e) is not FailureClass.PAGE:
-            raise
-        refused = scope.guard.refusal(url)
-        if refused and "ERR_ABORTED" in str(e):
-            raise NavigationError(f"{url} may not be opened: {refused}") from e
-        raise NavigationError(f"the page could not be loaded: {first_line(e)}") from e
-    except Hung as e:
-        raise NavigationError(f"the page sent no answer within {t.navigation:g} s.") from e
+    except (PlaywrightError, Hung) as e:
+        raise _not_loaded(scope, e, url, named=False) from e
     if response is None and name in ("back", "forward") and page.url == before and not scope.watch.navigating:
         act.notes.append(f"there is no page to go {name} to in this tab's history")
 
