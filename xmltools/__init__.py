@@ -45,7 +45,9 @@ _OWNERS: dict[str, str] = {
     **dict.fromkeys(
         ["LoopEvent", "LoopResult", "arun_loop", "loop_registry", "loop_system_prompt", "run_loop"], "loop"
     ),
-    **dict.fromkeys(["AnthropicModel", "OpenAIModel", "Usage"], "models.adapters"),
+    "AnthropicModel": "models.anthropic",
+    "OpenAIModel": "models.openai",
+    "Usage": "models.usage",
     **dict.fromkeys(
         [
             "BROWSER_ACTION",
@@ -197,7 +199,9 @@ if _typing.TYPE_CHECKING:  # what type checkers and editors see: the same names,
     from .interpreter import AsyncInterpreter, Interpreter
     from .lab import Experiment, load_experiment, run_experiment
     from .loop import LoopEvent, LoopResult, arun_loop, loop_registry, loop_system_prompt, run_loop
-    from .models.adapters import AnthropicModel, OpenAIModel, Usage
+    from .models.anthropic import AnthropicModel
+    from .models.openai import OpenAIModel
+    from .models.usage import Usage
     from .parser import (
         BROWSER_ACTION,
         Block,

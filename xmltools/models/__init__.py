@@ -1,6 +1,9 @@
 """The model adapters every use calls: OpenAI-compatible and Anthropic clients, and their token counts.
 
-- :mod:`.adapters`: the adapters, usage counting, and :func:`model_chunks`;
+- :mod:`.openai` and :mod:`.anthropic`: one adapter per provider's SDK;
+- :mod:`.usage`: token counts, reported or estimated;
+- :mod:`.adapters`: any model called as chunks (:func:`model_chunks`), and the
+  command line's maker (:func:`build_model`);
 - :mod:`.sdkcall`: calling a sync SDK client without blocking the event loop.
 """
 
