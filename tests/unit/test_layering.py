@@ -148,6 +148,12 @@ def test_the_top_of_the_package_holds_few_modules() -> None:
     assert {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()} >= {*USES, "base"}
 
 
+def test_the_layout_page_names_every_part_and_every_old_path() -> None:
+    page = (ROOT.parent / "docs" / "concepts" / "layout.md").read_text()
+    assert not [p for p in ALLOWED if p != "_moved" and f"`{p}" not in page], "a part the layout page lacks"
+    assert not [old for old in MOVED if f"{old.rsplit('.', 1)[-1]}`" not in page], "an old path it lacks"
+
+
 def test_every_import_follows_the_table() -> None:
     wrong = []
     for path in _sources():
