@@ -7,6 +7,7 @@
 - :mod:`.urlpolicy`: which addresses the browser may open;
 - :mod:`.schema`: JSON Schema helpers;
 - :mod:`.serve`: serving a folder on 127.0.0.1;
+- :mod:`.tracing`: the ``--tracing`` option, declared once, with each front end's default;
 - :mod:`.threadloop`: one event loop on a thread, for the sync API.
 
 Nothing here imports any other part of xmltools but :mod:`xmltools.errors`.

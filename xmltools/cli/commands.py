@@ -6,21 +6,22 @@ parse, demo, replay, prompt, rerender, score, experiment, doctor and config.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import BrowserError, UsageError
 from ..parser import StreamParser, parse
 
 if TYPE_CHECKING:
-    pass
+    from ..models.adapters import AnyModel
+    from ..replaying.run import ReplayStep
+    from ..replaying.runner import ReplayOptions
 
 
 from ..errors import EXIT_FAILED, EXIT_OK
-from .common import machine_args, secret_args
+from .common import secret_args
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
@@ -49,106 +50,91 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     import asyncio
-    import tempfile
-    from pathlib import Path
+    import functools
 
-    from pydantic import ValidationError
-
-    from ..base.serve import serve_directory
-    from ..loop import turn_line
-    from ..record.report import write_report
-    from ..record.transcript import ReplaySettings, load_transcript
-    from ..replaying.compare import Region
-    from ..replaying.run import ReplayStep, replay, replay_config
-    from ..replaying.update import update
+    from ..replaying.runner import ReplayRunner
 
     if args.update and (args.offline or args.record or args.report):
         raise UsageError(
             "--update replays live and rewrites the transcript: --offline, --record and --report do not apply"
         )
-    transcript = load_transcript(args.file)
-    total = len(transcript.assistant_messages)
-    try:
-        settings = ReplaySettings(
-            screenshot_threshold=args.screenshot_threshold,
-            max_diff_pixel_ratio=args.max_diff_pixel_ratio,
-            max_diff_pixels=args.max_diff_pixels,
-            mask=[Region.parse(m) for m in args.mask],
-            mask_selectors=args.mask_selector,
-            ignore_console=args.ignore_console,
-            ignore_snapshot=args.ignore_snapshot,
-        )
-    except ValidationError as e:
-        first = e.errors()[0]
-        where = "--" + str(first["loc"][0]).replace("_", "-") if first.get("loc") else "an option"
-        raise UsageError(f"{where}: {first['msg']} (got {first.get('input')!r})") from e
-    overrides = machine_args(args)
-    for name in ("rematch", "drift"):
-        if getattr(args, name) is not None:
-            overrides[name] = getattr(args, name)
-    config, differences = replay_config(transcript, overrides=overrides)
-    for d in differences:  # before the run: they may explain what follows
-        print(f"setting {d}")
+    runner = ReplayRunner(args.file, _replay_options(args), say=print, named=_option_flag)
+    show = functools.partial(_show_step, len(runner.transcript.assistant_messages))
+    done = asyncio.run(runner.run(on_step=show))
+    print(done.summary())
+    return EXIT_OK if done.ok else EXIT_FAILED
 
-    def show(step: ReplayStep) -> None:
-        line = turn_line(step.index - 1, step.turn)
-        print(f"[{step.index}/{total}] {line.split(': ', 1)[1]} ({step.duration:.2f} s)", flush=True)
-        for f in step.failures:
-            print(f"    FAILED {f}")
-        for d in step.drifts:
-            print(f"    DRIFT {str(d).split(': ', 1)[1]}")
-        for r in step.rematched:
-            now = r.reached or "nothing"
-            print(f"    RE-MATCHED {r.expected} with {r.found_by} (the target now reaches {now})")
-        if step.healed:
-            print(f"    HEALED by the model: {' '.join(step.healed.split())[:200]}")
-        for v in step.verdicts:
-            print(f"    {'HOLDS' if v.ok else 'FAILED'} {v}")
 
-    with contextlib.ExitStack() as stack:
-        base = args.base_url
-        if args.serve:
-            base = stack.enter_context(serve_directory(args.serve))
-            print(f"serving {args.serve} at {base}")
-        record = args.record
-        if args.report and not record:
-            record = str(Path(stack.enter_context(tempfile.TemporaryDirectory())) / "replay.jsonl")
-        common: dict[str, Any] = {
-            "base_url": base,
-            "config": config,
-            "settings": settings,
-            "secrets": secret_args(args.secret),
-            "allow_failures": args.allow_failures,
-            "diff_dir": args.diffs,
-            "on_step": show,
-            "tracing": args.tracing,
-            "trace_dir": args.trace_dir,
-        }
-        if args.heal:
-            from ..models.adapters import build_model
+def _replay_options(args: argparse.Namespace) -> ReplayOptions:
+    """The replay's options, as the command line gives them; the secrets and the healing model are
+    made once the folder is served."""
+    import functools
 
-            common["heal"] = build_model(
-                args.heal_provider,
-                args.heal,
-                base_url=args.heal_base_url,
-                api_key_env=args.heal_api_key_env,
-                flag="--heal-base-url",
-            )
-        if args.update:
-            done = asyncio.run(update(args.file, **common))
-            done.result.differences = differences
-            print(done.result.summary())
-            print(done.summary())
-            return EXIT_FAILED if done.why_not is not None else EXIT_OK
-        result = asyncio.run(replay(transcript, offline=args.offline, record=record, **common))
-        result.differences = differences
-        for trace in result.traces:
-            print(f"trace: {trace} (playwright show-trace {trace})")
-        if args.report:
-            path = write_report(args.report, record, result, embed=args.embed)
-            print(f"report: {path}")
-    print(result.summary())
-    return EXIT_OK if result.ok else EXIT_FAILED
+    from ..replaying.runner import ReplayOptions
+
+    return ReplayOptions(
+        serve=args.serve or None,
+        base_url=args.base_url,
+        secrets=functools.partial(secret_args, args.secret),
+        screenshot_threshold=args.screenshot_threshold,
+        max_diff_pixel_ratio=args.max_diff_pixel_ratio,
+        max_diff_pixels=args.max_diff_pixels,
+        mask_text=args.mask,
+        mask_selectors=args.mask_selector,
+        ignore_console=args.ignore_console,
+        ignore_snapshot=args.ignore_snapshot,
+        allow_failures=args.allow_failures,
+        rematch=args.rematch,
+        drift=args.drift,
+        executable=args.executable,
+        headed=args.headed,
+        remote=args.remote,
+        offline=args.offline,
+        update=args.update,
+        record=args.record,
+        report=args.report,
+        embed=args.embed,
+        diff_dir=args.diffs,
+        tracing=args.tracing,
+        trace_dir=args.trace_dir,
+        heal=functools.partial(_heal_model, args) if args.heal else None,
+    )
+
+
+def _heal_model(args: argparse.Namespace) -> AnyModel:
+    from ..models.adapters import build_model
+
+    return build_model(
+        args.heal_provider,
+        args.heal,
+        base_url=args.heal_base_url,
+        api_key_env=args.heal_api_key_env,
+        flag="--heal-base-url",
+    )
+
+
+def _option_flag(name: str) -> str:
+    """A replay option's flag: ``max_diff_pixels`` is ``--max-diff-pixels``."""
+    return "--" + name.replace("_", "-")
+
+
+def _show_step(total: int, step: ReplayStep) -> None:
+    """A replayed step as it is done: its line, then what failed, drifted, re-matched, healed, held."""
+    from ..loop import turn_line
+
+    line = turn_line(step.index - 1, step.turn)
+    print(f"[{step.index}/{total}] {line.split(': ', 1)[1]} ({step.duration:.2f} s)", flush=True)
+    for f in step.failures:
+        print(f"    FAILED {f}")
+    for d in step.drifts:
+        print(f"    DRIFT {str(d).split(': ', 1)[1]}")
+    for r in step.rematched:
+        now = r.reached or "nothing"
+        print(f"    RE-MATCHED {r.expected} with {r.found_by} (the target now reaches {now})")
+    if step.healed:
+        print(f"    HEALED by the model: {' '.join(step.healed.split())[:200]}")
+    for v in step.verdicts:
+        print(f"    {'HOLDS' if v.ok else 'FAILED'} {v}")
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
@@ -334,3 +320,238 @@ def cmd_config(args: argparse.Namespace) -> int:
 
     print(format_settings(explain(args.config)))
     return 0
+
+
+# -- each command's parser, beside the command; xmltools.cli.args calls them in the order of --help
+
+if TYPE_CHECKING:
+    from .options import Subparsers
+
+
+def add_parse_parser(sub: Subparsers) -> None:
+    """``xmltools parse``: the dialect, the tools added to it, and how the text is fed."""
+    from .common import tool_arg
+    from .options import profile_option
+
+    p = sub.add_parser("parse", help="read a model message on stdin, print its blocks as JSON")
+    p.add_argument("--compat", choices=["default", "roo"], default="default")
+    profile_option(
+        p,
+        default="roo",
+        help="the dialect to read: its browser tools and parameters (full adds ref, selector, frame, ...)",
+    )
+    p.add_argument(
+        "--fenced", choices=["call", "text"], default="call", help="how to read calls in ``` fences"
+    )
+    p.add_argument(
+        "--tool",
+        action="append",
+        type=tool_arg,
+        default=[],
+        metavar="NAME=PARAM,...",
+        help="add a tool (repeatable); mark raw-text parameters with a trailing *",
+    )
+    p.add_argument(
+        "--chunk", type=int, default=0, metavar="N", help="feed the stream parser N characters at a time"
+    )
+    p.add_argument("--indent", type=int, default=None)
+    p.set_defaults(func=cmd_parse)
+
+
+def add_prompt_parser(sub: Subparsers) -> None:
+    """``xmltools prompt``: what the system prompt is rendered with, or ``--list`` its templates."""
+    from .options import profile_option
+
+    p = sub.add_parser("prompt", help="print the tools' section of the system prompt")
+    p.add_argument("--viewport", default=None, help="WIDTHxHEIGHT (default 900x600, or the variant's)")
+    p.add_argument("--actions", default="", help="comma-separated actions to offer (default: all)")
+    p.add_argument("--templates", default=None, metavar="DIR", help="a folder of template overrides")
+    p.add_argument(
+        "--variant", default=None, metavar="DIR", help="a variant: template overrides and variant.toml"
+    )
+    p.add_argument("--policy", choices=["reject", "auto_close", "allow"], default=None)
+    profile_option(
+        p,
+        default=None,
+        help="roo: the nine classic actions (the default); full: refs, selectors, forms, tabs;"
+        " aleph, fractal, forge: those tools' dialects",
+    )
+    p.add_argument(
+        "--observe",
+        choices=["screenshot", "snapshot", "both"],
+        default=None,
+        help="what each result shows, as the prompt describes it (default: screenshot)",
+    )
+    p.add_argument(
+        "--list", action="store_true", help="list the templates and the variables each one uses, then stop"
+    )
+    p.set_defaults(func=cmd_prompt)
+
+
+def add_config_parser(sub: Subparsers) -> None:
+    """``xmltools config [--config FILE]``."""
+    from .options import config_option
+
+    p = sub.add_parser("config", help="print every setting's effective value and where it came from")
+    config_option(p, help="a TOML configuration file (default: xmltools.toml)")
+    p.set_defaults(func=cmd_config)
+
+
+def add_rerender_parser(sub: Subparsers) -> None:
+    """``xmltools rerender FILE --variant DIR``."""
+    p = sub.add_parser(
+        "rerender", help="re-render a recorded transcript under a variant and diff it, offline"
+    )
+    p.add_argument("file")
+    p.add_argument("--variant", required=True, metavar="DIR")
+    p.add_argument(
+        "--before", default=None, metavar="DIR", help="compare with this variant, not the recording"
+    )
+    p.add_argument("--no-diff", action="store_true", help="only the table")
+    p.set_defaults(func=cmd_rerender)
+
+
+def add_score_parser(sub: Subparsers) -> None:
+    """``xmltools score CORPUS... [--variant DIR]...``."""
+    p = sub.add_parser("score", help="score a corpus of model outputs (transcripts or JSONL of raw outputs)")
+    p.add_argument("corpus", nargs="+")
+    p.add_argument(
+        "--variant", action="append", default=[], metavar="DIR", help="score under this variant (repeatable)"
+    )
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_score)
+
+
+def add_doctor_parser(sub: Subparsers) -> None:
+    """``xmltools doctor``: the browser to check, as the settings would give it."""
+    from .options import config_option
+
+    p = sub.add_parser("doctor", help="find the browser, launch it, load a page, take a screenshot")
+    p.add_argument("--executable", default=None, help="a Chromium or Chrome to use")
+    p.add_argument("--remote", default=None, help="a DevTools endpoint (http://127.0.0.1:9222) or 'auto'")
+    config_option(p, help="a TOML file of settings (default: xmltools.toml here)", metavar=None)
+    p.set_defaults(func=cmd_doctor)
+
+
+def add_demo_parser(sub: Subparsers) -> None:
+    """``xmltools demo [--out DIR]``."""
+    p = sub.add_parser("demo", help="the main job on the bundled default")
+    p.add_argument("--out", default="out/demo", help="where the recording and the report go")
+    p.set_defaults(func=cmd_demo)
+
+
+def add_replay_parser(sub: Subparsers) -> None:
+    """``xmltools replay FILE``: where it runs, what it leaves, what is drift, this machine's browser."""
+    p = sub.add_parser(
+        "replay",
+        help="replay a transcript and report every step that drifted or failed",
+        description="Exit codes: 0 every step as recorded (with --update: written, or already up to"
+        " date); 1 a step drifted or failed (with --update: nothing written); 2 a usage error"
+        " (a bad argument, a missing {base_url} or secret); 3 the environment (no browser).",
+    )
+    p.add_argument("file")
+    _add_replay_source_arguments(p)
+    _add_replay_output_arguments(p)
+    _add_replay_comparison_arguments(p)
+    p.add_argument("--secret", action="append", default=[], metavar="NAME=VALUE", help="fill {secret:NAME}")
+    p.add_argument("--executable", default=None, help="the Chromium to run (this machine's)")
+    p.add_argument("--headed", action="store_true", help="show the browser window")
+    p.add_argument("--remote", default=None, metavar="URL", help="connect to this browser endpoint")
+    p.set_defaults(func=cmd_replay)
+
+
+def _add_replay_source_arguments(p: argparse.ArgumentParser) -> None:
+    """Where the replay runs (offline, a served folder, a base URL), its recording, and the healer."""
+    from .options import api_key_env_option, provider_option
+
+    p.add_argument("--offline", action="store_true", help="feed back the recorded observations; no browser")
+    p.add_argument(
+        "--serve", default=None, metavar="DIR", help="serve a folder on 127.0.0.1 and fill {base_url}"
+    )
+    p.add_argument("--base-url", default=None, help="fill {base_url} with this")
+    p.add_argument("--record", default=None, metavar="OUT.jsonl", help="record the replay")
+    p.add_argument(
+        "--heal",
+        default=None,
+        metavar="MODEL",
+        help="ask this model once about each step whose recorded element is gone, and use its call"
+        " when it runs (reported as healed; --update writes it back)",
+    )
+    provider_option(p, "--heal-provider")
+    p.add_argument(
+        "--heal-base-url", default=None, help="the healing model's server (openai reads OPENAI_BASE_URL)"
+    )
+    api_key_env_option(p, "--heal-api-key-env", help="the variable holding its key")
+
+
+def _add_replay_output_arguments(p: argparse.ArgumentParser) -> None:
+    """What the replay leaves: traces, the transcript updated, the report, the diffs; --allow-failures."""
+    from ..base.tracing import CLI_TRACING
+    from .options import report_options
+
+    p.add_argument(CLI_TRACING.flag, **CLI_TRACING.keywords())
+    p.add_argument(
+        "--trace-dir", default="traces", metavar="DIR", help="where the traces go (default traces)"
+    )
+    p.add_argument(
+        "--update",
+        action="store_true",
+        help="write what the live app does now back into the transcript (new identities and targets"
+        " of re-matched steps, new observations); nothing is written when a step fails",
+    )
+    report_options(p, metavar="OUT.html", help="write the HTML report")
+    p.add_argument("--diffs", default=None, metavar="DIR", help="write each drifted screenshot's diff here")
+    p.add_argument(
+        "--allow-failures", action="store_true", help="a failed step that was not recorded is no failure"
+    )
+
+
+def _add_replay_comparison_arguments(p: argparse.ArgumentParser) -> None:
+    """What a step is compared by: re-matching, drift, the screenshot's limits, what is left out."""
+    p.add_argument(
+        "--rematch",
+        choices=("on", "off", "strict"),
+        default=None,
+        help="a step whose target now reaches another element than the recorded one: find the recorded"
+        " one by its identity (on, the default), fail (strict), or act as written (off)",
+    )
+    p.add_argument(
+        "--drift",
+        choices=("fail", "warn"),
+        default=None,
+        help="a step that differs from its recording fails the replay (fail, the default), or is"
+        " reported while the assertions and failed calls alone decide (warn)",
+    )
+    p.add_argument(
+        "--screenshot-threshold",
+        type=float,
+        default=None,
+        metavar="T",
+        help="colour distance at which a pixel differs, 0 to 1 (default 0.2)",
+    )
+    p.add_argument(
+        "--max-diff-pixel-ratio",
+        type=float,
+        default=None,
+        metavar="R",
+        help="the share of differing pixels that is still no drift (when no limit is set: 0.0001)",
+    )
+    p.add_argument(
+        "--max-diff-pixels", type=int, default=None, metavar="N", help="the count that is still no drift"
+    )
+    p.add_argument(
+        "--mask", action="append", default=[], metavar="X,Y,W,H", help="a region to leave out (CSS px)"
+    )
+    p.add_argument(
+        "--mask-selector", action="append", default=[], metavar="CSS", help="elements to leave out"
+    )
+    p.add_argument(
+        "--ignore-console", action="append", default=[], metavar="REGEX", help="console lines to ignore"
+    )
+    p.add_argument(
+        "--ignore-snapshot",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="ARIA snapshot lines to ignore where snapshots were recorded",
+    )

@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import EXIT_OK, UsageError
+from .options import api_key_env_option, provider_option
 
 if TYPE_CHECKING:
     from ..lab.plan import Experiment
+    from .options import Subparsers
 
-__all__ = ["cmd_experiment"]
+__all__ = ["add_parser", "cmd_experiment"]
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
@@ -189,3 +191,58 @@ def _run(exp: Experiment, args: argparse.Namespace) -> int:
         print(f"stopped: the cost limit was reached; {len(summary.skipped)} trials were not started")
     print(f"results: {summary.store.path}")
     return EXIT_OK
+
+
+def add_parser(sub: Subparsers) -> None:
+    """``xmltools experiment [run FILE.toml | show DB]``, or one task's shorthand flags."""
+    p = sub.add_parser(
+        "experiment",
+        help="prompt experiments: a matrix of variants, models and tasks, each trial checked on its page",
+        description="xmltools experiment run FILE.toml runs an experiment file; xmltools experiment show"
+        " DB prints its matrix again. The flags below run one task as a shorthand. Exit codes: 0 the run"
+        " ended; 2 a usage error (a bad file or flag); 3 the environment (no browser, a model that"
+        " cannot be reached: what was done is kept, and a rerun resumes).",
+    )
+    p.add_argument("what", nargs="?", choices=["run", "show"], help="run an experiment file, or show a run")
+    p.add_argument("file", nargs="?", help="the experiment file (run), or the results database (show)")
+    _add_task_arguments(p)
+    p.add_argument("--trials", type=int, default=None)
+    p.add_argument("--max-turns", type=int, default=None)
+    p.add_argument("--max-cost", type=float, default=None, help="start no trial once the run cost this much")
+    p.add_argument("--concurrency", type=int, default=None, help="trials at once (default: the pool's)")
+    p.add_argument(
+        "--remote",
+        default=None,
+        metavar="URL[,URL...]",
+        help="run the browsers at these endpoints (Playwright servers ws://HOST:PORT/, or DevTools)",
+    )
+    p.add_argument("--no-cache", action="store_true", help="ask the model every time")
+    p.add_argument("--fresh", action="store_true", help="start over: forget the earlier results in --out")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="render the prompts, count the trials, estimate the cost; call no model",
+    )
+    p.add_argument("--csv", action="store_true", help="show: the trials as CSV")
+    p.add_argument("--json", action="store_true", help="show: the trials as JSON")
+    p.add_argument(
+        "--out", default="out/experiment", help="where results.sqlite, transcripts and the cache go"
+    )
+    p.set_defaults(func=cmd_experiment)
+
+
+def _add_task_arguments(p: argparse.ArgumentParser) -> None:
+    """The shorthand for one task: the variants, the task, the model and the checks of the page."""
+    p.add_argument("--variants", nargs="+", metavar="DIR", help="variant folders ('default' for none)")
+    p.add_argument("--task", help="the instruction (shorthand for one task)")
+    p.add_argument("--model", help="the model's name")
+    p.add_argument("--base-url", default=None)
+    provider_option(p)
+    api_key_env_option(p)
+    p.add_argument(
+        "--check",
+        action="append",
+        default=[],
+        metavar="KIND=VALUE",
+        help="a check of the final page or answer (url=/done.html, text=Saved, js=..., answer=...)",
+    )

@@ -5,18 +5,25 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError, XmltoolsError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..config.settings import Config
     from ..interpreter import AsyncInterpreter
+    from ..loop import LoopEvent, LoopResult
+    from ..models.adapters import AnthropicModel, OpenAIModel
     from ..record.transcript import TranscriptWriter
     from ..tools import Tool
+    from .options import Subparsers
 
 
 from .common import load_config
+from .options import api_key_env_option, config_option, provider_option, report_options
 
 _RUN_RESERVED = {
     "model": "--model",
@@ -51,20 +58,49 @@ def _run_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
+@dataclass
+class _Run:
+    """A run made ready: its arguments, settings, model and interpreter, and the opening messages."""
+
+    args: argparse.Namespace
+    config: Config
+    model: OpenAIModel | AnthropicModel
+    key: str | None  # the API key, which the recording leaves out
+    completion: Tool | None
+    shape: dict[str, Any] | None  # the JSON Schema the result must satisfy (--result-schema)
+    interp: AsyncInterpreter
+    messages: list[dict[str, Any]]
+
+
+@dataclass
+class _Recording:
+    """The transcript a run writes: the --record file, or a temporary one that --report is made from."""
+
+    path: str
+    writer: TranscriptWriter
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    """Run the task: make the run ready, record it if asked, drive the loop, say how it ended."""
+    options = _run_options(args)  # before anything else: a bad --extra is a one-line error
+    run = _prepare(args, options)
+    with contextlib.ExitStack() as stack:
+        recording = _start_recording(run, stack)
+        res = _drive(run, recording)
+        _finish(run, res, recording)
+    # 0: the model ended the run (it completed, or answered without a tool); 1: the loop stopped it
+    # (the mistake limit; out of turns, even when the model answered on the last turn it was given,
+    # since it did not finish on its own; or a call held for an approval the command cannot give)
+    return 0 if res.stop_reason in ("no_tool", "completed") else 1
+
+
+def _prepare(args: argparse.Namespace, options: dict[str, Any]) -> _Run:
+    """The settings, the model and its key, the tools offered, the interpreter and the first messages."""
     import os
 
-    options = _run_options(args)  # before anything else: a bad --extra is a one-line error
-
-    import tempfile
-    from pathlib import Path
-
-    from ..base.threadloop import run_sync
     from ..interpreter import AsyncInterpreter
-    from ..loop import LoopEvent, LoopResult, arun_loop, loop_registry, turn_line
-    from ..models.adapters import aclose_client, build_model
-    from ..record.report import write_report
-    from ..tools import COMPLETION_TOOL, result_tool
+    from ..loop import loop_registry
+    from ..models.adapters import build_model
 
     config = load_config(args)
     model = build_model(
@@ -82,6 +118,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     key = os.environ.get(args.api_key_env) if args.api_key_env else None
     if key is None and args.provider == "openai":
         key = os.environ.get("OPENAI_API_KEY") or "not-needed"
+    completion, shape = _completion(args)
+    interp = AsyncInterpreter(config, registry=loop_registry(config, completion))
+    messages = [
+        {"role": "system", "content": interp.system_prompt()},
+        {"role": "user", "content": args.task},
+    ]
+    return _Run(args, config, model, key, completion, shape, interp, messages)
+
+
+def _completion(args: argparse.Namespace) -> tuple[Tool | None, dict[str, Any] | None]:
+    """The completion tool (none with --no-completion-tool; its result checked with --result-schema)."""
+    from ..tools import COMPLETION_TOOL, result_tool
 
     completion = None if args.no_completion_tool else COMPLETION_TOOL
     shape = _result_schema(args.result_schema) if args.result_schema else None
@@ -89,72 +137,102 @@ def cmd_run(args: argparse.Namespace) -> int:
         if completion is None:
             raise UsageError("--result-schema needs the completion tool: leave out --no-completion-tool")
         completion = result_tool(shape)
-    interp = AsyncInterpreter(config, registry=loop_registry(config, completion))
-    messages = [
-        {"role": "system", "content": interp.system_prompt()},
-        {"role": "user", "content": args.task},
-    ]
+    return completion, shape
 
-    with contextlib.ExitStack() as stack:
-        record = args.record
-        if args.report and not record:  # the report is made from a recording: keep one for the while
-            record = str(Path(stack.enter_context(tempfile.TemporaryDirectory())) / "run.jsonl")
-        writer = None
-        if record:
-            writer = stack.enter_context(_run_writer(record, args, config, interp, completion, key))
-            writer.message("system", messages[0]["content"])
-            writer.message("user", args.task)
 
-        def progress(e: LoopEvent) -> None:
-            if e.kind == "turn" and e.turn is not None:
-                if writer is not None:
-                    writer.turn(e.turn, e.usage)
-                print(turn_line(e.index, e.turn), flush=True)
-            elif e.kind in ("nudge", "budget") and e.note is not None:
-                if writer is not None:
-                    writer.note(e.kind, e.note)
-                print(f"  {e.kind}: {e.note.splitlines()[0]}", flush=True)
+def _start_recording(run: _Run, stack: contextlib.ExitStack) -> _Recording | None:
+    """The transcript, opened with the first two messages, when --record or --report asks for one."""
+    import tempfile
+    from pathlib import Path
 
-        async def drive() -> LoopResult:
-            try:
-                return await arun_loop(
-                    model,
-                    messages,
-                    interpreter=interp,
-                    max_turns=args.max_turns,
-                    on_event=progress,
-                    result=shape,
-                )
-            finally:
-                await aclose_client(model.client)  # its connections, on the loop they belong to
+    args = run.args
+    record = args.record
+    if args.report and not record:  # the report is made from a recording: keep one for the while
+        record = str(Path(stack.enter_context(tempfile.TemporaryDirectory())) / "run.jsonl")
+    if not record:
+        return None
+    writer = stack.enter_context(_run_writer(record, args, run.config, run.interp, run.completion, run.key))
+    writer.message("system", run.messages[0]["content"])
+    writer.message("user", args.task)
+    return _Recording(record, writer)
 
+
+def _drive(run: _Run, recording: _Recording | None) -> LoopResult:
+    """The loop, a line a turn; a failure ends the recording as failed before it is raised."""
+    from ..base.threadloop import run_sync
+    from ..loop import arun_loop
+    from ..models.adapters import aclose_client
+
+    progress = _progress(recording.writer if recording is not None else None)
+
+    async def drive() -> LoopResult:
         try:
-            res = run_sync(drive())
-        except XmltoolsError as e:
+            return await arun_loop(
+                run.model,
+                run.messages,
+                interpreter=run.interp,
+                max_turns=run.args.max_turns,
+                on_event=progress,
+                result=run.shape,
+            )
+        finally:
+            await aclose_client(run.model.client)  # its connections, on the loop they belong to
+
+    try:
+        return run_sync(drive())
+    except XmltoolsError as e:
+        if recording is not None:
+            _record_failure(run.args, recording, e)
+        raise
+
+
+def _progress(writer: TranscriptWriter | None) -> Callable[[LoopEvent], None]:
+    """A line for each turn, nudge and budget note, each also written to the transcript if any."""
+    from ..loop import turn_line
+
+    def progress(e: LoopEvent) -> None:
+        if e.kind == "turn" and e.turn is not None:
             if writer is not None:
-                with contextlib.suppress(XmltoolsError, OSError):
-                    writer.end("failed", type(e).__name__, str(e).splitlines()[0] if str(e) else None)
-            if writer is not None and args.report:  # the turns before the failure are worth a report
-                writer.close()
-                with contextlib.suppress(XmltoolsError, OSError):
-                    failed = write_report(args.report, record, embed=args.embed)
-                    print(f"report (up to the failure): {failed}")
-            raise
-        print(f"stopped: {res.stop_reason} after {len(res.turns)} turns; {res.usage.describe()}")
-        if res.output is not None:
-            print(f"result: {json.dumps(res.output, ensure_ascii=False)}")
-        if writer is not None:
-            ended = "completed" if res.stop_reason in ("no_tool", "completed") else "stopped"
-            writer.end(ended, res.stop_reason, f"{len(res.turns)} turns; {res.usage.describe()}")
-            writer.close()
-            if args.record:
-                print(f"recording: {args.record}")
-            if args.report:
-                print(f"report: {write_report(args.report, record, embed=args.embed)}")
-    # 0: the model ended the run (it completed, or answered without a tool); 1: the loop stopped it
-    # (the mistake limit; out of turns, even when the model answered on the last turn it was given,
-    # since it did not finish on its own; or a call held for an approval the command cannot give)
-    return 0 if res.stop_reason in ("no_tool", "completed") else 1
+                writer.turn(e.turn, e.usage)
+            print(turn_line(e.index, e.turn), flush=True)
+        elif e.kind in ("nudge", "budget") and e.note is not None:
+            if writer is not None:
+                writer.note(e.kind, e.note)
+            print(f"  {e.kind}: {e.note.splitlines()[0]}", flush=True)
+
+    return progress
+
+
+def _record_failure(args: argparse.Namespace, recording: _Recording, e: XmltoolsError) -> None:
+    """End the transcript as failed; with --report, report the turns before the failure."""
+    from ..record.report import write_report
+
+    with contextlib.suppress(XmltoolsError, OSError):
+        recording.writer.end("failed", type(e).__name__, str(e).splitlines()[0] if str(e) else None)
+    if args.report:  # the turns before the failure are worth a report
+        recording.writer.close()
+        with contextlib.suppress(XmltoolsError, OSError):
+            failed = write_report(args.report, recording.path, embed=args.embed)
+            print(f"report (up to the failure): {failed}")
+
+
+def _finish(run: _Run, res: LoopResult, recording: _Recording | None) -> None:
+    """Say how the run stopped and its result; end the transcript, and write the report from it."""
+    from ..record.report import write_report
+
+    args = run.args
+    print(f"stopped: {res.stop_reason} after {len(res.turns)} turns; {res.usage.describe()}")
+    if res.output is not None:
+        print(f"result: {json.dumps(res.output, ensure_ascii=False)}")
+    if recording is None:
+        return
+    ended = "completed" if res.stop_reason in ("no_tool", "completed") else "stopped"
+    recording.writer.end(ended, res.stop_reason, f"{len(res.turns)} turns; {res.usage.describe()}")
+    recording.writer.close()
+    if args.record:
+        print(f"recording: {args.record}")
+    if args.report:
+        print(f"report: {write_report(args.report, recording.path, embed=args.embed)}")
 
 
 def _run_writer(
@@ -168,14 +246,14 @@ def _run_writer(
     """A fresh transcript for ``run --record``: the settings, the template hashes and the tools offered."""
     from pathlib import Path
 
-    from ..record.transcript import Header, TranscriptWriter
+    from ..record.transcript import TranscriptWriter, new_header
 
     path = Path(record)
     if path.exists() and not path.is_file():
         raise UsageError(f"--record {record}: is a folder, not a file")
-    header = Header(
-        config=config.model_dump(mode="json"),
-        templates=interp.renderer.template_hashes(),
+    header = new_header(
+        config,
+        interp.renderer.template_hashes(),
         tools=[completion.name] if completion is not None else [],
         title=f"xmltools run, model {args.model}",
         description=args.task,
@@ -197,3 +275,75 @@ def _result_schema(path: str) -> dict[str, Any]:
     if not isinstance(schema, dict):
         raise UsageError(f"--result-schema {path}: a JSON Schema is an object, not {type(schema).__name__}")
     return schema
+
+
+def add_parser(sub: Subparsers) -> None:
+    """``xmltools run --model M --task T``: the model, the loop's limits, the recording and the report."""
+    p = sub.add_parser(
+        "run",
+        help="run the browser_action loop against an OpenAI-compatible server or Anthropic's API",
+        description="Exit codes: 0 the model ended the run (it completed, or answered without a tool);"
+        " 1 the loop stopped it (the mistake limit; --max-turns, even when the model answered on the"
+        " last turn it was given; a call held for approval); 2 a usage error; 3 the environment (no"
+        " browser, a model endpoint that fails).",
+    )
+    provider_option(
+        p,
+        help="openai: any OpenAI-compatible chat server (the default); anthropic: the Messages API"
+        " (with it, results are sent in Anthropic's shape)",
+    )
+    p.add_argument(
+        "--base-url",
+        default=None,
+        help="such as http://127.0.0.1:8000/v1 (openai reads OPENAI_BASE_URL and anthropic"
+        " ANTHROPIC_BASE_URL when it is not given)",
+    )
+    p.add_argument("--model", required=True)
+    api_key_env_option(
+        p, help="the variable holding the API key (default: OPENAI_API_KEY or ANTHROPIC_API_KEY)"
+    )
+    p.add_argument("--task", required=True, help="what the model should do")
+    p.add_argument("--max-turns", type=int, default=20)
+    config_option(p, help="a TOML configuration file")
+    p.add_argument("--viewport", default=None, help="WIDTHxHEIGHT")
+    _add_model_call_arguments(p)
+    p.add_argument(
+        "--record",
+        default=None,
+        metavar="FILE",
+        help="record the run as a transcript (screenshots beside it), for replay and score",
+    )
+    report_options(p, metavar="FILE", help="write the run's HTML report")
+    p.set_defaults(func=cmd_run)
+
+
+def _add_model_call_arguments(p: argparse.ArgumentParser) -> None:
+    """How the model is called, and how the run ends: --no-stream to --no-completion-tool."""
+    p.add_argument("--no-stream", action="store_true", help="ask for whole replies instead of a stream")
+    p.add_argument("--retries", type=int, default=2, help="HTTP retries of the client")
+    p.add_argument("--temperature", type=float, default=None, help="the model's sampling temperature")
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the longest reply, in tokens (anthropic's default: 4096)",
+    )
+    p.add_argument(
+        "--extra",
+        default=None,
+        metavar="JSON",
+        help="other options of the model's create call, as a JSON object, such as '{\"top_p\": 0.9}'",
+    )
+    p.add_argument(
+        "--result-schema",
+        default=None,
+        metavar="SCHEMA.json",
+        help="the result must be JSON of this schema: the completion tool refuses one that is not, and"
+        " the result is printed",
+    )
+    p.add_argument(
+        "--no-completion-tool",
+        action="store_true",
+        help="do not offer attempt_completion (the model then ends by answering without a tool)",
+    )

@@ -1,6 +1,8 @@
 """The second use: replaying recorded transcripts in tests.
 
 - :mod:`.run`: a replay, live in a real browser or offline from the recording;
+- :mod:`.runner`: the flat options of a front end (the command line, the pytest
+  plugin) as one replay, its settings, report and update;
 - :mod:`.checks`: each replayed step set against its recording;
 - :mod:`.offline`: the recorded browser that answers an offline replay;
 - :mod:`.compare` and :mod:`.pixels`: screenshots compared with pixelmatch;

@@ -47,22 +47,19 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Coroutine, Iterator, Mapping, Sequence
-from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import pytest
 
 from ..base.secrets import Secret
-from ..base.serve import serve_directory
 from ..browser.locate import browser_options, has_display, no_display
 from ..config.settings import Config
 from ..interpreter import Interpreter
-from ..record.report import write_report
-from ..record.transcript import ReplaySettings, load_transcript
 from .compare import Region
-from .run import ReplayResult, replay
-from .update import update
+from .run import ReplayResult
+from .runner import Replayed, ReplayOptions, ReplayRunner
 
 __all__ = ["ReplayFailed", "Replayer"]
 
@@ -90,13 +87,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR",
         help="where the report, recording and diff images of a failed replay go (default test-results)",
     )
-    group.addoption(
-        "--xmltools-tracing",
-        choices=("off", "on", "retain-on-failure"),
-        default="retain-on-failure",
-        help="a Playwright trace of each replay, kept in the output folder: always (on), only when the"
-        " replay fails (retain-on-failure, the default), or none (off)",
-    )
+    from ..base.tracing import PYTEST_TRACING  # the modes, and the command line's option beside it
+
+    group.addoption(PYTEST_TRACING.flag, **PYTEST_TRACING.keywords())
     group.addoption("--xmltools-executable", default=None, metavar="PATH", help="the Chromium to run")
     group.addoption("--xmltools-remote", default=None, metavar="URL", help="connect to this browser")
     if importlib.util.find_spec("pytest_playwright") is None:  # nothing else offers --headed
@@ -140,11 +133,16 @@ def xmltools_interpreter(pytestconfig: pytest.Config) -> Iterator[Interpreter]:
 
 
 def _machine(config: pytest.Config) -> dict[str, Any]:
-    return browser_options(
-        config.getoption("xmltools_executable", None),
-        bool(config.getoption("headed", False)),
-        config.getoption("xmltools_remote", None),
-    )
+    return browser_options(**_browser(config))
+
+
+def _browser(config: pytest.Config) -> dict[str, Any]:
+    """The browser of this run: ``--xmltools-executable``, ``--headed``, ``--xmltools-remote``."""
+    return {
+        "executable": config.getoption("xmltools_executable", None),
+        "headed": bool(config.getoption("headed", False)),
+        "remote": config.getoption("xmltools_remote", None),
+    }
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:
@@ -201,88 +199,67 @@ class Replayer:
         rematch: Literal["on", "off", "strict"] | None = None,
         drift: Literal["fail", "warn"] | None = None,
     ) -> ReplayResult:
-        here = self._here
-        path = Path(path) if Path(path).is_absolute() else here / path
-        settings = ReplaySettings(
+        path = self._here / path  # relative to the test file (an absolute path stays itself)
+        options = ReplayOptions(
+            serve=None if serve is None else self._here / serve,
+            base_url=base_url,
+            secrets=secrets,
+            mask=mask,
+            mask_selectors=mask_selectors,
+            ignore_console=ignore_console,
+            ignore_snapshot=ignore_snapshot,
             screenshot_threshold=screenshot_threshold,
             max_diff_pixel_ratio=max_diff_pixel_ratio,
             max_diff_pixels=max_diff_pixels,
-            mask=[
-                m if isinstance(m, Region) else Region(x=m[0], y=m[1], width=m[2], height=m[3]) for m in mask
-            ],
-            mask_selectors=list(mask_selectors),
-            ignore_console=list(ignore_console),
-            ignore_snapshot=list(ignore_snapshot),
+            allow_failures=allow_failures,
+            rematch=rematch,
+            drift=drift,
+            **_browser(self._config),
         )
         if not path.is_file():
             raise ReplayFailed(
                 f"{path}: no such transcript (write the scenario's assistant messages in it, then record"
                 " its observations with --xmltools-record-mode=once)"
             )
-        t = load_transcript(path)
         mode = self._config.getoption("xmltools_record_mode")
-        overrides = {
-            **_machine(self._config),
-            **({"rematch": rematch} if rematch else {}),
-            **({"drift": drift} if drift else {}),
-        }
         if mode == "rewrite":
-            with ExitStack() as stack:
-                if serve is not None:
-                    folder = Path(serve) if Path(serve).is_absolute() else here / serve
-                    base_url = stack.enter_context(serve_directory(folder))
-                done = await update(
-                    path,
-                    base_url=base_url,
-                    overrides=overrides,
-                    settings=settings,
-                    secrets=secrets,
-                    allow_failures=allow_failures,
-                )
-            self.results.append(done.result)
-            if done.why_not is not None:
-                raise ReplayFailed(f"{done.summary()}\n{done.result.summary()}")
-            return done.result
-        recording = mode == "all" or (mode == "once" and not t.has_observations)
+            return await self._rewrite(path, options)
+        return await self._replay(path, options, mode)
+
+    async def _rewrite(self, path: Path, options: ReplayOptions) -> ReplayResult:
+        """Update the transcript in place (as ``xmltools replay --update``); a failed run writes nothing."""
+        done = await ReplayRunner(path, replace(options, update=True)).run()
+        self.results.append(done.result)
+        if done.update is not None and done.update.why_not is not None:
+            raise ReplayFailed(f"{done.update.summary()}\n{done.result.summary()}")
+        return done.result
+
+    async def _replay(self, path: Path, options: ReplayOptions, mode: str) -> ReplayResult:
+        """Replay, or record in the record modes; a failed run leaves its artefacts in the output folder."""
         out = self._output_dir()
-        with ExitStack() as stack:
-            if serve is not None:
-                folder = Path(serve) if Path(serve).is_absolute() else here / serve
-                base_url = stack.enter_context(serve_directory(folder))
-            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="xmltools-replay-")))
-            live = scratch / path.name
-            diffs = scratch / "diffs"
-            result = await replay(
-                t,
-                base_url=base_url,
-                overrides=overrides,
-                settings=settings,
-                secrets=secrets,
-                allow_failures=allow_failures,
-                record=live,
-                diff_dir=diffs,
-                tracing=self._config.getoption("xmltools_tracing"),
-                trace_dir=scratch / "traces",
+        with tempfile.TemporaryDirectory(prefix="xmltools-replay-") as scratch:
+            live = Path(scratch) / path.name
+            runner = ReplayRunner(
+                path,
+                replace(
+                    options,
+                    record=live,
+                    diff_dir=Path(scratch) / "diffs",
+                    tracing=self._config.getoption("xmltools_tracing"),
+                    trace_dir=Path(scratch) / "traces",
+                ),
             )
+            recording = mode == "all" or (mode == "once" and not runner.transcript.has_observations)
+            done = await runner.run()
+            result = done.result
             self.results.append(result)
-            if result.traces:  # kept: beside the report, by transcript
-                kept = out / "traces" / path.stem
-                kept.mkdir(parents=True, exist_ok=True)
-                for k, trace in enumerate(result.traces):
-                    result.traces[k] = Path(shutil.copy2(trace, kept / trace.name))
-            if recording and (allow_failures or not result.failures):
+            _keep_traces(result, out / "traces" / path.stem)  # beside the report, by transcript
+            if recording and (options.allow_failures or not result.failures):
                 _replace_transcript(path, live)
                 return result
             if result.ok and not recording:
                 return result
-            out.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(live, out / f"{path.stem}.replay.jsonl")
-            shots = live.parent / (live.stem + ".shots")
-            if shots.is_dir():
-                shutil.copytree(shots, out / f"{path.stem}.replay.shots", dirs_exist_ok=True)
-            if diffs.is_dir():  # by transcript: a test may replay several
-                shutil.copytree(diffs, out / "diffs" / path.stem, dirs_exist_ok=True)
-            report = write_report(out / f"{path.stem}.replay.html", live, result)
+            report = _keep_artefacts(done, path, out, live, Path(scratch) / "diffs")
         what = "not recorded: the run failed" if recording else result.outcome
         raise ReplayFailed(f"{path.name} {what}: {result.summary()}\nreport: {report}")
 
@@ -292,6 +269,27 @@ class Replayer:
             root = Path(str(self._config.rootpath)) / root
         name = re.sub(r"[^A-Za-z0-9_.-]+", "-", self._nodeid).strip("-")
         return root / name
+
+
+def _keep_traces(result: ReplayResult, kept: Path) -> None:
+    """Copy the replay's traces into ``kept``; the result lists the copies."""
+    if result.traces:
+        kept.mkdir(parents=True, exist_ok=True)
+        for k, trace in enumerate(result.traces):
+            result.traces[k] = Path(shutil.copy2(trace, kept / trace.name))
+
+
+def _keep_artefacts(done: Replayed, path: Path, out: Path, live: Path, diffs: Path) -> Path:
+    """Keep a failed run's recording (``live``), its screenshots and its diff images (``diffs``) in
+    ``out``, and write its report there; the report's path."""
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(live, out / f"{path.stem}.replay.jsonl")
+    shots = live.parent / (live.stem + ".shots")
+    if shots.is_dir():
+        shutil.copytree(shots, out / f"{path.stem}.replay.shots", dirs_exist_ok=True)
+    if diffs.is_dir():  # by transcript: a test may replay several
+        shutil.copytree(diffs, out / "diffs" / path.stem, dirs_exist_ok=True)
+    return done.write_report(out / f"{path.stem}.replay.html")
 
 
 def _replace_transcript(path: Path, fresh: Path) -> None:

@@ -14,6 +14,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,6 +37,7 @@ from ..record.transcript import (
     AssistantRecord,
     Header,
     MessageRecord,
+    NoteRecord,
     ReplaySettings,
     ToolResultRecord,
     Transcript,
@@ -235,6 +237,35 @@ async def replay(
     the step's place, and the step is reported as healed.
     """
     t = transcript if isinstance(transcript, Transcript) else load_transcript(transcript)
+    filled = _preflight(t, offline, base_url, record, secrets, environ)
+    differences: list[str] = []
+    if config is None:
+        config, differences = replay_config(t, local, overrides)
+    traces = _Traces.begin(tracing, trace_dir, offline)
+    if offline and base_url is None:
+        base_url = OFFLINE_BASE_URL  # any address will do: nothing is fetched offline
+    run = _Run(t, offline, base_url, traces.configured(config), traced=traces.folder is not None)
+    run.prepare(settings, filled, interpreter, heal=heal, on_step=on_step)
+    run.open(record, filled, diff_dir, keep_header=keep_header)
+    run.start(allow_failures, differences)
+    try:
+        await run.replay_steps()
+        run.end()
+    finally:
+        await run.close(owned=interpreter is None)
+    traces.keep(run.result)
+    return run.result
+
+
+def _preflight(
+    t: Transcript,
+    offline: bool,
+    base_url: str | None,
+    record: str | Path | None,
+    secrets: Mapping[str, str | Secret] | None,
+    environ: Mapping[str, str] | None,
+) -> dict[str, str | Secret]:
+    """What must be so before any browser starts, said now; then the secrets the replay fills in."""
     used = t.placeholders()
     if not offline:  # a live replay compares screenshots: say which is missing before starting a browser
         comparison_library()  # Pillow and numpy: said now, not after the first step
@@ -251,6 +282,17 @@ async def replay(
             )
     if record is not None and t.path is not None and Path(record).resolve() == Path(t.path).resolve():
         raise UsageError(f"{record}: a replay cannot record over the transcript it replays")
+    return _secrets_for(t, used, offline, secrets, environ)
+
+
+def _secrets_for(
+    t: Transcript,
+    used: set[str],
+    offline: bool,
+    secrets: Mapping[str, str | Secret] | None,
+    environ: Mapping[str, str] | None,
+) -> dict[str, str | Secret]:
+    """The value of each ``{secret:NAME}`` the transcript uses (a missing one is a UsageError)."""
     names = [u.split(":", 1)[1] for u in sorted(used) if u.startswith("secret:")]
     if t.header.secrets is not None:
         # only the names the host gave when recording: a name the model made up was an error
@@ -263,151 +305,263 @@ async def replay(
         prefix = ENV_PREFIX
         fixed = fixed_values(given)
         given = {n: fixed.get(n, env.get(prefix + n, f"<{n}>")) for n in {*names, *given}}
-    filled_secrets = resolve_secrets(names, given, environ) | given
-    differences: list[str] = []
-    if config is None:
-        config, differences = replay_config(t, local, overrides)
-    traces = _trace_folder(tracing, trace_dir, offline)
-    if traces is not None:
-        config = config.model_copy(update={"trace_dir": traces})
-    traced_before = set(traces.glob("trace-*.zip")) if traces is not None else set()
-    if offline and base_url is None:
-        base_url = OFFLINE_BASE_URL  # any address will do: nothing is fetched offline
+    return resolve_secrets(names, given, environ) | given
+
+
+def _comparison(
+    config: Config, recorded: ReplaySettings | None, settings: ReplaySettings | None
+) -> tuple[ReplaySettings, list[re.Pattern[str]]]:
+    """How screenshots are compared (the configuration's, the header's, then ``settings``), and the
+    console lines to ignore."""
     how = ReplaySettings(
         screenshot_threshold=config.screenshot_threshold,
         max_diff_pixel_ratio=config.max_diff_pixel_ratio,
         max_diff_pixels=config.max_diff_pixels,
     )
-    how = how.merged(t.header.replay).merged(settings)
+    how = how.merged(recorded).merged(settings)
     if how.max_diff_pixels is None and how.max_diff_pixel_ratio is None:
         how = how.model_copy(update={"max_diff_pixel_ratio": DEFAULT_DIFF_PIXEL_RATIO})
     try:
         ignore = [re.compile(p) for p in how.ignore_console]
     except re.error as e:
         raise UsageError(f"ignore_console: {e.pattern!r} is not a regular expression ({e})") from e
-    recorded_browser = RecordedBrowser(t, base_url, config.viewport) if offline else None
-    interp = interpreter or AsyncInterpreter(
-        config,
-        browser=recorded_browser,
-        registry=registry_for(t),
-        browser_factory=recorded_browser.session if recorded_browser is not None else None,
-        secrets=filled_secrets,
-    )
-    writer: TranscriptWriter | None = None
-    if record is not None:
-        header = (
-            t.header
-            if keep_header
-            else Header(
-                config=config.model_dump(mode="json"),
-                templates=interp.renderer.template_hashes(),
-                tools=t.header.tools,
-                title=t.header.title,
-                description=t.header.description,
-                replay=t.header.replay,
-                secrets=t.header.secrets,
-            )
+    return how, ignore
+
+
+@dataclass
+class _Traces:
+    """The Playwright traces of a replay: the folder they go in (None: not traced), which to keep,
+    and the traces that were there before it."""
+
+    folder: Path | None
+    tracing: str
+    before: set[Path]
+
+    @classmethod
+    def begin(cls, tracing: str, trace_dir: str | Path | None, offline: bool) -> _Traces:
+        """The traces of a replay about to start (a mode other than off, on, retain-on-failure is a
+        UsageError, and so is tracing with no folder)."""
+        folder = _trace_folder(tracing, trace_dir, offline)
+        return cls(folder, tracing, set(folder.glob("trace-*.zip")) if folder is not None else set())
+
+    def configured(self, config: Config) -> Config:
+        """The configuration, with the folder the browser writes its traces in."""
+        return config.model_copy(update={"trace_dir": self.folder}) if self.folder is not None else config
+
+    def keep(self, result: ReplayResult) -> None:
+        """List the replay's traces in its result; with ``retain-on-failure``, remove them if it passed."""
+        if self.folder is None:
+            return
+        result.traces = sorted(set(self.folder.glob("trace-*.zip")) - self.before)
+        if self.tracing == "retain-on-failure" and result.ok:
+            for path in result.traces:
+                path.unlink(missing_ok=True)
+            result.traces = []
+
+
+class _Run:
+    """One replay as it goes: what it replays and how, the interpreter and the recording, and what
+    it found.  Its steps, in order: prepare, open, start, replay_steps, end, close."""
+
+    how: ReplaySettings
+    ignore: list[re.Pattern[str]]
+    recorded_browser: RecordedBrowser | None
+    interp: AsyncInterpreter
+    heal: AnyModel | None
+    on_step: Callable[[ReplayStep], object] | None
+    writer: TranscriptWriter | None
+    keep_header: bool
+    diffs: Path | None
+    result: ReplayResult
+    assertions: dict[int, list[Expectation]]
+    told: dict[int, list[NoteRecord]]
+
+    def __init__(
+        self, t: Transcript, offline: bool, base_url: str | None, config: Config, *, traced: bool
+    ) -> None:
+        self.t, self.offline, self.base_url, self.config, self.traced = t, offline, base_url, config, traced
+
+    def prepare(
+        self,
+        settings: ReplaySettings | None,
+        secrets: Mapping[str, str | Secret],
+        interpreter: AsyncInterpreter | None,
+        *,
+        heal: AnyModel | None,
+        on_step: Callable[[ReplayStep], object] | None,
+    ) -> None:
+        """How it compares, and the interpreter it replays with (offline: over the recorded browser)."""
+        t, config = self.t, self.config
+        self.how, self.ignore = _comparison(config, t.header.replay, settings)
+        browser = RecordedBrowser(t, self.base_url, config.viewport) if self.offline else None
+        self.recorded_browser = browser
+        self.interp = interpreter or AsyncInterpreter(
+            config,
+            browser=browser,
+            registry=registry_for(t),
+            browser_factory=browser.session if browser is not None else None,
+            secrets=secrets,
         )
-        writer = TranscriptWriter(record, header, base_url=base_url, secrets=filled_secrets)
-        interp.record_identities()
+        self.heal, self.on_step = heal, on_step
+
+    def open(
+        self,
+        record: str | Path | None,
+        secrets: Mapping[str, str | Secret],
+        diff_dir: str | Path | None,
+        *,
+        keep_header: bool,
+    ) -> None:
+        """Start the replay's own recording, when asked for, with the messages before the first step."""
+        self.keep_header = keep_header
+        self.diffs = Path(diff_dir) if diff_dir is not None else None
+        self.writer = None
+        if record is None:
+            return
+        t = self.t
+        header = t.header if keep_header else self._header()
+        self.writer = TranscriptWriter(record, header, base_url=self.base_url, secrets=secrets)
+        self.interp.record_identities()
         for r in t.records:
             if isinstance(r, AssistantRecord):
                 break
             if isinstance(r, MessageRecord):
-                writer.message(r.role, r.content)
-    diffs = Path(diff_dir) if diff_dir is not None else None
-    steps: list[ReplayStep] = []
-    result = ReplayResult(
-        steps,
-        "offline" if offline else "live",
-        transcript=t,
-        base_url=None if offline else base_url,
-        allow_failures=allow_failures,
-        differences=differences,
-        drift=config.drift,
-    )
-    assertions = t.expectations()
-    told = t.notes() if keep_header else {}  # a rewrite keeps what the loop told the model, and when
-    try:
-        for index, (assistant, as_recorded) in enumerate(t.steps(), 1):
+                self.writer.message(r.role, r.content)
+
+    def _header(self) -> Header:
+        """The header of a recording of the replay: the configuration it ran under."""
+        h = self.t.header
+        return Header(
+            config=self.config.model_dump(mode="json"),
+            templates=self.interp.renderer.template_hashes(),
+            tools=h.tools,
+            title=h.title,
+            description=h.description,
+            replay=h.replay,
+            secrets=h.secrets,
+        )
+
+    def start(self, allow_failures: bool, differences: list[str]) -> None:
+        """The result the steps go in, and what is checked and told after each step."""
+        self.result = ReplayResult(
+            [],
+            "offline" if self.offline else "live",
+            transcript=self.t,
+            base_url=None if self.offline else self.base_url,
+            allow_failures=allow_failures,
+            differences=differences,
+            drift=self.config.drift,
+        )
+        self.assertions = self.t.expectations()
+        # a rewrite keeps what the loop told the model, and when
+        self.told = self.t.notes() if self.keep_header else {}
+
+    async def replay_steps(self) -> None:
+        """Each assistant message, handed to the interpreter and compared with its recording."""
+        for index, (assistant, as_recorded) in enumerate(self.t.steps(), 1):
             recorded, answer = _answers(as_recorded)
-            if recorded_browser is not None:
-                recorded_browser.begin_step(recorded)
-            else:
-                for r in recorded:  # the element each action acted on, to be checked before it acts again
-                    if r.observation is not None and r.observation.identity is not None:
-                        call = ToolUse(r.call.name, r.call.params)
-                        session = interp.registry.session_of(call) or DEFAULT_SESSION
-                        interp.expect(r.observation.identity, session)
-            turn = await interp.handle(fill_base_url(assistant.content, base_url))
-            answered: ToolUse | None = None
-            if turn.approval_required is not None and answer is not None:
-                held = turn.approval_required
-                answered = held.call
-                if writer is not None:  # the held call first, then the answer, as a live run records them
-                    writer.turn(turn)
-                if answer.status == "denied":
-                    reason = (answer.text or "").split(":", 1)[-1].strip() or "the user did not approve it"
-                    turn = await interp.deny(held, reason)
-                else:
-                    turn = await interp.approve(held)
-            mended: Healed | str | None = None
-            if heal is not None and not offline:
-                mended = await heal_step(interp, heal, turn, recorded, assistant.content, base_url)
-                if isinstance(mended, Healed):
-                    turn = mended.turn
-            step = ReplayStep(index, assistant.content, turn, recorded)
+            self._expect(recorded)
+            turn, answered = await self._act(assistant.content, answer)
+            step = await self._judged(index, assistant.content, turn, recorded)
+            self.result.steps.append(step)
+            self._write(step, assistant, answered)
+            if self.on_step is not None:
+                self.on_step(step)
+
+    def _expect(self, recorded: list[ToolResultRecord]) -> None:
+        """Offline, the recorded browser's answers for the step; live, the element each action acted
+        on, to be checked before it acts again."""
+        if self.recorded_browser is not None:
+            self.recorded_browser.begin_step(recorded)
+            return
+        for r in recorded:
+            if r.observation is not None and r.observation.identity is not None:
+                call = ToolUse(r.call.name, r.call.params)
+                session = self.interp.registry.session_of(call) or DEFAULT_SESSION
+                self.interp.expect(r.observation.identity, session)
+
+    async def _act(self, content: str, answer: ToolResultRecord | None) -> tuple[Turn, ToolUse | None]:
+        """The step's turn; a held call that the recording answered is answered so again (and returned)."""
+        interp = self.interp
+        turn = await interp.handle(fill_base_url(content, self.base_url))
+        if turn.approval_required is None or answer is None:
+            return turn, None
+        held = turn.approval_required
+        if self.writer is not None:  # the held call first, then the answer, as a live run records them
+            self.writer.turn(turn)
+        if answer.status == "denied":
+            reason = (answer.text or "").split(":", 1)[-1].strip() or "the user did not approve it"
+            return await interp.deny(held, reason), held.call
+        return await interp.approve(held), held.call
+
+    async def _judged(
+        self, index: int, content: str, turn: Turn, recorded: list[ToolResultRecord]
+    ) -> ReplayStep:
+        """The step, healed when asked for and needed, set against its recording."""
+        mended: Healed | str | None = None
+        if self.heal is not None and not self.offline:
+            mended = await heal_step(self.interp, self.heal, turn, recorded, content, self.base_url)
             if isinstance(mended, Healed):
-                step.healed = unfill_base_url(mended.answer, base_url)
-            step.rematched = [
-                o.observation.rematch for o in turn.outcomes if o.observation and o.observation.rematch
-            ]
-            step.drifts = compare_outcomes(
-                index, turn, recorded, base_url, live=not offline, ignore_console=ignore
-            )
-            step.failures = _failures(turn, recorded)
-            if isinstance(mended, str):
-                step.failures.append(f"not healed: {mended}")
-            if not offline and recorded and not any(d.field == "outcomes" for d in step.drifts):
-                await compare_shots(step, t, interp, how, diffs)
-                compare_snapshots(step, how)
-            if traces is not None:
-                browser = interp.browser_of()
-                tracer = getattr(browser, "tracer", None)
-                step.network = tracer.take_network() if tracer is not None else []
-            for exp in assertions.get(index, ()):
-                if not offline:  # offline there is no page to check them on
-                    exp = _filled(exp, base_url)
-                    step.verdicts.append(Verdict(exp, await interp.verify(exp)))
-            steps.append(step)
-            if writer is not None:
-                if answered is not None:
-                    writer.answer(turn, answered)
-                else:
-                    writer.turn(turn, assistant.usage if keep_header else None)
-                for exp in assertions.get(index, ()):
-                    writer.write_expectation(exp)
-                for note in told.get(index, ()):
-                    writer.note(note.kind, note.text)
-            if on_step is not None:
-                on_step(step)
-        if writer is not None and keep_header:  # the run's own ending, not the replay's
-            if t.end is not None:
-                writer.end(t.end.outcome, t.end.reason, t.end.detail)
-        elif writer is not None:
-            writer.end(result.outcome, detail=result.summary().splitlines()[0])
-    finally:
-        if writer is not None:
-            writer.close()
-        if interpreter is None:
-            await interp.aclose()
-    if traces is not None:
-        result.traces = sorted(set(traces.glob("trace-*.zip")) - traced_before)
-        if tracing == "retain-on-failure" and result.ok:
-            for path in result.traces:
-                path.unlink(missing_ok=True)
-            result.traces = []
-    return result
+                turn = mended.turn
+        step = ReplayStep(index, content, turn, recorded)
+        if isinstance(mended, Healed):
+            step.healed = unfill_base_url(mended.answer, self.base_url)
+        step.rematched = [
+            o.observation.rematch for o in turn.outcomes if o.observation and o.observation.rematch
+        ]
+        step.drifts = compare_outcomes(
+            index, turn, recorded, self.base_url, live=not self.offline, ignore_console=self.ignore
+        )
+        step.failures = _failures(turn, recorded)
+        if isinstance(mended, str):
+            step.failures.append(f"not healed: {mended}")
+        await self._checked(step, recorded)
+        return step
+
+    async def _checked(self, step: ReplayStep, recorded: list[ToolResultRecord]) -> None:
+        """Live: the screenshots and snapshots compared, the network listed, the assertions checked."""
+        if not self.offline and recorded and not any(d.field == "outcomes" for d in step.drifts):
+            await compare_shots(step, self.t, self.interp, self.how, self.diffs)
+            compare_snapshots(step, self.how)
+        if self.traced:
+            tracer = getattr(self.interp.browser_of(), "tracer", None)
+            step.network = tracer.take_network() if tracer is not None else []
+        for exp in self.assertions.get(step.index, ()):
+            if not self.offline:  # offline there is no page to check them on
+                exp = _filled(exp, self.base_url)
+                step.verdicts.append(Verdict(exp, await self.interp.verify(exp)))
+
+    def _write(self, step: ReplayStep, assistant: AssistantRecord, answered: ToolUse | None) -> None:
+        """The step in the replay's recording, with the assertions and notes recorded after it."""
+        writer = self.writer
+        if writer is None:
+            return
+        if answered is not None:
+            writer.answer(step.turn, answered)
+        else:
+            writer.turn(step.turn, assistant.usage if self.keep_header else None)
+        for exp in self.assertions.get(step.index, ()):
+            writer.write_expectation(exp)
+        for note in self.told.get(step.index, ()):
+            writer.note(note.kind, note.text)
+
+    def end(self) -> None:
+        """The recording's ending: the run's own with ``keep_header``, else the replay's."""
+        if self.writer is None:
+            return
+        if self.keep_header:  # the run's own ending, not the replay's
+            end = self.t.end
+            if end is not None:
+                self.writer.end(end.outcome, end.reason, end.detail)
+        else:
+            self.writer.end(self.result.outcome, detail=self.result.summary().splitlines()[0])
+
+    async def close(self, *, owned: bool) -> None:
+        """Close the recording, and the interpreter when the replay made it."""
+        if self.writer is not None:
+            self.writer.close()
+        if owned:
+            await self.interp.aclose()
 
 
 def _trace_folder(tracing: str, trace_dir: str | Path | None, offline: bool) -> Path | None:
