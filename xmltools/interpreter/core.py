@@ -23,7 +23,7 @@ from ..config.settings import Config
 from ..errors import ConfigError, MistakeLimitError, UsageError
 from ..parser import ToolUse, parse
 from ..profiles import DEFAULT_SESSION
-from ..protocol.approval import ApprovalPolicy, Callback, PendingApproval
+from ..protocol.approval import Allow, ApprovalPolicy, Callback, Deny, PendingApproval
 from ..protocol.machine import Session, State, plan_message
 from ..record.turn import CallOutcome, Turn, turn_summary, wrong_target
 from ..render.images import apply_image_budget
@@ -45,6 +45,7 @@ __all__ = ["AsyncInterpreter", "default_registry"]
 
 log = logging.getLogger("xmltools.interpreter")
 logging.getLogger("xmltools").addHandler(logging.NullHandler())  # silent unless the host configures it
+NOT_APPROVED = "the user did not approve it"  # the reason a refusal gives when the host gave none
 ERRORS_SHOWN = 3  # broken calls in one message whose errors are spelled out; the rest are counted
 
 
@@ -406,6 +407,18 @@ class AsyncInterpreter:
         else:
             outcome, rendered, ok = checked
         return self._recorded(self._answered(held, turn, outcome, rendered, ok=ok, started=started), call)
+
+    async def answer(self, pending: PendingApproval | ToolUse, answer: bool | str | Allow | Deny) -> Turn:
+        """Answer the call held for approval as an approval callback does: ``True`` or
+        :class:`Allow` runs it; ``False``, :class:`Deny` or a reason refuses it, with that reason
+        (else "the user did not approve it").  The returned Turn replaces the one that held it."""
+        if answer is True or isinstance(answer, Allow):
+            return await self.approve(pending)
+        if isinstance(answer, Deny):
+            answer = answer.reason
+        return await self.deny(
+            pending, answer if isinstance(answer, str) and answer.strip() else NOT_APPROVED
+        )
 
     async def deny(
         self, pending: PendingApproval | ToolUse, reason: str = "the user did not approve it"

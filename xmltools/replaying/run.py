@@ -44,6 +44,7 @@ from ..record.transcript import (
     TranscriptWriter,
     fill_base_url,
     load_transcript,
+    new_header,
     registry_for,
     unfill_base_url,
 )
@@ -431,9 +432,9 @@ class _Run:
     def _header(self) -> Header:
         """The header of a recording of the replay: the configuration it ran under."""
         h = self.t.header
-        return Header(
-            config=self.config.model_dump(mode="json"),
-            templates=self.interp.renderer.template_hashes(),
+        return new_header(
+            self.config,
+            self.interp.renderer.template_hashes(),
             tools=h.tools,
             title=h.title,
             description=h.description,
@@ -489,10 +490,9 @@ class _Run:
         held = turn.approval_required
         if self.writer is not None:  # the held call first, then the answer, as a live run records them
             self.writer.turn(turn)
-        if answer.status == "denied":
-            reason = (answer.text or "").split(":", 1)[-1].strip() or "the user did not approve it"
-            return await interp.deny(held, reason), held.call
-        return await interp.approve(held), held.call
+        # a recorded refusal's text ends with its reason ("...: REASON")
+        given = (answer.text or "").split(":", 1)[-1].strip() if answer.status == "denied" else True
+        return await interp.answer(held, given), held.call
 
     async def _judged(
         self, index: int, content: str, turn: Turn, recorded: list[ToolResultRecord]
