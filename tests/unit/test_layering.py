@@ -93,6 +93,7 @@ USES = {"loop", "replaying", "lab"}
 MAX_TOP_MODULES = 12
 MAX_MODULE_LINES = 700
 MAX_CLASS_LINES = 500
+MAX_FUNCTION_LINES = 80  # a longer flow is a pipeline of named steps
 
 
 def _part(path: Path) -> str:
@@ -249,7 +250,7 @@ def test_no_module_imports_itself_through_others() -> None:
     assert not circles, "import circles:\n" + "\n".join(" -> ".join(c) for c in circles)
 
 
-def test_no_module_or_class_is_too_long() -> None:
+def test_no_module_class_or_function_is_too_long() -> None:
     long = []
     for path in _sources():
         text = path.read_text()
@@ -261,6 +262,10 @@ def test_no_module_or_class_is_too_long() -> None:
                 n = node.end_lineno - node.lineno + 1
                 if n > MAX_CLASS_LINES:
                     long.append(f"{path.relative_to(ROOT)}: class {node.name} has {n} lines")
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno is not None:
+                n = node.end_lineno - node.lineno + 1
+                if n > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(ROOT)}: {node.name}() has {n} lines")
     assert not long, "\n".join(long)
 
 

@@ -38,15 +38,16 @@ from typing import Any
 
 from ..base.serve import serve_directory
 from ..browser.pool import default_pool
+from ..config.settings import Config
 from ..interpreter import AsyncInterpreter
-from ..loop import LoopEvent, LoopResult, arun_loop, loop_registry
+from ..loop import LoopEvent, arun_loop, loop_registry
 from ..models.adapters import aclose_client, build_model
-from ..record.transcript import Header, TranscriptWriter
+from ..record.transcript import TranscriptWriter, new_header
 from ..record.turn import Turn
 from ..tools import COMPLETION_TOOL
 from .cache import CachedModel
 from .checks import CheckContext, KeptSession, run_checks
-from .plan import Experiment, ModelSpec
+from .plan import CheckSpec, Experiment, ModelSpec, TaskSpec, VariantSpec
 from .store import Store, TrialRow, TurnRow
 from .variants import Variant
 
@@ -188,120 +189,208 @@ async def _trial(
     limits: dict[str, asyncio.Semaphore],
     make_model: ModelMaker,
 ) -> TrialRow:
+    """One trial: set up, its loop played, its checks run, its browser and transcript closed; its row."""
+    trial = _set_up(exp, cell, bases, out, cache, limits, make_model)
+    began = time.monotonic()
+    await _play(trial)
+    try:
+        trial.seconds = time.monotonic() - began
+        await _check(trial)
+    finally:
+        await _wind_up(trial)
+    return _row(trial)
+
+
+@dataclass
+class _Trial:
+    """One trial as it goes: what it is (its cell, its experiment's specs), what it runs on (its
+    browser session, interpreter, model and judge, transcript), and what it has come to so far."""
+
+    exp: Experiment
+    cell: Cell
+    out: Path
+    mspec: ModelSpec
+    task: TaskSpec
+    session: KeptSession
+    interp: AsyncInterpreter
+    model: CachedModel
+    judge: _Judge | None
+    instruction: str
+    system: str
+    path: Path  # its transcript
+    writer: TranscriptWriter
+    turns: list[Turn] = field(default_factory=list)
+    stop: str = "max_turns"
+    seconds: float = 0.0
+    answer: str | None = None
+    claimed: bool = False  # the model said it was done
+    where: str | None = None  # where its browser ran
+    checks: list[tuple[CheckSpec, str | None]] = field(default_factory=list)
+
+    def record(self, event: LoopEvent) -> None:
+        """The loop's event in the transcript; a turn that reaches the token limit stops the loop."""
+        if event.kind in ("nudge", "budget") and event.note is not None:
+            self.writer.note(event.kind, event.note)
+        if event.kind == "turn" and event.turn is not None:
+            self.writer.turn(event.turn, event.usage)
+            self.turns.append(event.turn)
+            used = self.model.usage.total_tokens
+            if self.exp.limits.tokens is not None and used >= self.exp.limits.tokens:
+                raise _Budget("tokens")
+
+
+def _set_up(
+    exp: Experiment,
+    cell: Cell,
+    bases: dict[str, str],
+    out: Path,
+    cache: bool,
+    limits: dict[str, asyncio.Semaphore],
+    make_model: ModelMaker,
+) -> _Trial:
+    """A trial ready to run: its config, browser session and interpreter, its model (and judge) through
+    the cache, its instruction, and its transcript begun."""
     v, m, t, k = cell
     vspec, mspec, task = exp.variant(v), exp.model(m), exp.task(t)
+    cfg = _trial_config(exp, vspec, mspec)
+    session = KeptSession(cfg.browser_settings())
+    interp = AsyncInterpreter(cfg, registry=loop_registry(cfg, COMPLETION_TOOL), browser=session)
+    base_url = bases.get(task.id)
+    folder = out / "cache" if cache else None
+    model = CachedModel(
+        make_model(mspec, cell),
+        {"provider": mspec.provider, "model": mspec.api_name, "options": mspec.options},
+        json.dumps(cell),  # the cell: two tasks, variants or models whose messages read the same stay apart
+        folder,
+        limits[m],
+        base_url,
+    )
+    judge = None
+    if exp.judge is not None and any(c.kind == "judge" for c in task.checks):
+        judge = _judge_model(exp.judge, cell, folder, limits[_JUDGE], make_model, base_url)
+    instruction = _instruction(task, base_url)
+    system = interp.system_prompt()
+    path = out / "trials" / f"{v}--{m}--{t}--{k}.jsonl"
+    writer = _transcript(path, cell, cfg, interp, task, base_url)
+    writer.message("system", system)
+    writer.message("user", instruction)
+    return _Trial(
+        exp, cell, out, mspec, task, session, interp, model, judge, instruction, system, path, writer
+    )
+
+
+def _trial_config(exp: Experiment, vspec: VariantSpec, mspec: ModelSpec) -> Config:
+    """The variant's config, on the experiment's browser endpoints unless it names its own."""
     overrides = dict(vspec.config)
     if exp.remote and "remote" not in overrides:
         overrides["remote"] = exp.remote
     cfg = Variant(vspec.name, vspec.templates, overrides).make_config()
     if mspec.provider == "anthropic":  # results in the Messages API's own shape, as xmltools run sends them
         cfg = cfg.model_copy(update={"shape": "anthropic"})
-    session = KeptSession(cfg.browser_settings())
-    interp = AsyncInterpreter(cfg, registry=loop_registry(cfg, COMPLETION_TOOL), browser=session)
-    model = CachedModel(
-        make_model(mspec, cell),
-        {"provider": mspec.provider, "model": mspec.api_name, "options": mspec.options},
-        json.dumps(cell),  # the cell: two tasks, variants or models whose messages read the same stay apart
-        out / "cache" if cache else None,
-        limits[m],
-        bases.get(task.id),
-    )
-    judge = None
-    if exp.judge is not None and any(c.kind == "judge" for c in task.checks):
-        folder = out / "cache" if cache else None
-        judge = _judge_model(exp.judge, cell, folder, limits[_JUDGE], make_model, bases.get(task.id))
+    return cfg
+
+
+def _instruction(task: TaskSpec, base_url: str | None) -> str:
+    """The task's instruction, with where to start: the task's address, or the page of the site it serves."""
     start_url = task.url if task.url is not None else None
-    if task.id in bases:
-        start_url = f"{bases[task.id]}/{task.start.lstrip('/')}"
-    instruction = task.instruction + (f"\n\nStart at {start_url}" if start_url else "")
-    system = interp.system_prompt()
-    path = out / "trials" / f"{v}--{m}--{t}--{k}.jsonl"
-    header = Header(
-        config=cfg.model_dump(mode="json"),
-        templates=interp.renderer.template_hashes(),
+    if base_url is not None:
+        start_url = f"{base_url}/{task.start.lstrip('/')}"
+    return task.instruction + (f"\n\nStart at {start_url}" if start_url else "")
+
+
+def _transcript(
+    path: Path, cell: Cell, cfg: Config, interp: AsyncInterpreter, task: TaskSpec, base_url: str | None
+) -> TranscriptWriter:
+    """The trial's transcript, its header written."""
+    v, m, t, k = cell
+    header = new_header(
+        cfg,
+        interp.renderer.template_hashes(),
         variant=v,
         tools=[COMPLETION_TOOL.name],
         title=f"{v} × {m} × {t}, trial {k}",
         description=task.instruction,
     )
-    writer = TranscriptWriter(path, header, base_url=bases.get(task.id))
-    writer.message("system", system)
-    writer.message("user", instruction)
-    turns: list[Turn] = []
+    return TranscriptWriter(path, header, base_url=base_url)
 
-    def record(event: LoopEvent) -> None:
-        if event.kind in ("nudge", "budget") and event.note is not None:
-            writer.note(event.kind, event.note)
-        if event.kind == "turn" and event.turn is not None:
-            writer.turn(event.turn, event.usage)
-            turns.append(event.turn)
-            used = model.usage.total_tokens
-            if exp.limits.tokens is not None and used >= exp.limits.tokens:
-                raise _Budget("tokens")
 
-    began = time.monotonic()
-    stop = "max_turns"
-    res: LoopResult | None = None
+async def _play(trial: _Trial) -> None:
+    """The trial's chat loop, within the experiment's limits: its stop reason (a spent limit of the
+    experiment's names it: ``tokens``, ``seconds``)."""
+    limits = trial.exp.limits
     try:
-        async with asyncio.timeout(exp.limits.seconds):
+        async with asyncio.timeout(limits.seconds):
             res = await arun_loop(
-                model,
-                [{"role": "system", "content": system}, {"role": "user", "content": instruction}],
-                interpreter=interp,
-                max_turns=exp.limits.turns,
-                on_event=record,
-                prices=(mspec.price_in, mspec.price_out),
+                trial.model,
+                [{"role": "system", "content": trial.system}, {"role": "user", "content": trial.instruction}],
+                interpreter=trial.interp,
+                max_turns=limits.turns,
+                on_event=trial.record,
+                prices=(trial.mspec.price_in, trial.mspec.price_out),
             )
-        stop = res.stop_reason
+        trial.stop = res.stop_reason
     except _Budget as e:
-        stop = e.args[0]
+        trial.stop = e.args[0]
     except TimeoutError:
-        stop = "seconds"
-    try:
-        seconds = time.monotonic() - began
-        answer = _answer(turns)
-        claimed = stop == "completed"  # an answer a spent budget asked for (max_turns, ...) claims nothing
-        where = session.where
-        ctx = CheckContext(
-            session=session,
-            answer=answer,
-            claimed=claimed,
-            instruction=instruction,
-            judge=judge.grade if judge else None,
-            renderer=interp.renderer,
-            wait=exp.limits.check_seconds,
-        )
-        checks = await run_checks(task.checks, ctx)
-    finally:
-        writer.end("completed" if stop == "completed" else "stopped", stop)
-        writer.close()
-        await session.release()
-        await interp.aclose()
-    passed = all(problem is None for _, problem in checks) if checks else claimed
-    usage = model.usage
+        trial.stop = "seconds"
+
+
+async def _check(trial: _Trial) -> None:
+    """The task's checks, on the page the trial ended on and its final answer."""
+    trial.answer = _answer(trial.turns)
+    trial.claimed = (
+        trial.stop == "completed"
+    )  # an answer a spent budget asked for (max_turns, ...) claims nothing
+    trial.where = trial.session.where
+    ctx = CheckContext(
+        session=trial.session,
+        answer=trial.answer,
+        claimed=trial.claimed,
+        instruction=trial.instruction,
+        judge=trial.judge.grade if trial.judge else None,
+        renderer=trial.interp.renderer,
+        wait=trial.exp.limits.check_seconds,
+    )
+    trial.checks = await run_checks(trial.task.checks, ctx)
+
+
+async def _wind_up(trial: _Trial) -> None:
+    """The transcript ended and closed, the browser session released, the interpreter closed."""
+    trial.writer.end("completed" if trial.stop == "completed" else "stopped", trial.stop)
+    trial.writer.close()
+    await trial.session.release()
+    await trial.interp.aclose()
+
+
+def _row(trial: _Trial) -> TrialRow:
+    """The trial's row in the run's database."""
+    v, m, t, k = trial.cell
+    checks, judge, turns = trial.checks, trial.judge, trial.turns
+    passed = all(problem is None for _, problem in checks) if checks else trial.claimed
+    usage = trial.model.usage
     return TrialRow(
         variant=v,
         model=m,
         task=t,
         idx=k,
         passed=passed,
-        claimed=claimed,
-        stop_reason=stop,
+        claimed=trial.claimed,
+        stop_reason=trial.stop,
         turns=len(turns),
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
         estimated=usage.estimated_calls > 0,
-        cached=model.calls == 0 and model.hits > 0,
+        cached=trial.model.calls == 0 and trial.model.hits > 0,
         cost=round(
-            mspec.cost(usage.prompt_tokens, usage.completion_tokens) + (judge.cost if judge else 0), 8
+            trial.mspec.cost(usage.prompt_tokens, usage.completion_tokens) + (judge.cost if judge else 0), 8
         ),
-        seconds=round(seconds, 3),
-        answer=answer,
+        seconds=round(trial.seconds, 3),
+        answer=trial.answer,
         checks=[{"check": spec.describe(), "problem": problem} for spec, problem in checks],
         first_error=_first_error(turns),
-        transcript=str(path.relative_to(out)),
+        transcript=str(trial.path.relative_to(trial.out)),
         finished=datetime.now(UTC).isoformat(timespec="seconds"),
-        browser=where,
+        browser=trial.where,
         turn_rows=[_turn_row(n, turn) for n, turn in enumerate(turns, 1)],
     )
 

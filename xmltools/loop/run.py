@@ -41,7 +41,7 @@ from pydantic import BaseModel
 from ..base.threadloop import run_sync
 from ..config.settings import Config
 from ..errors import ModelError, UsageError
-from ..interpreter import AsyncInterpreter, Interpreter, default_registry
+from ..interpreter import AsyncInterpreter, Interpreter, TurnStream, default_registry
 from ..models.adapters import AnyModel, Usage, model_chunks
 from ..protocol.approval import Allow, Deny, PendingApproval
 from ..record.turn import Turn, turn_summary
@@ -221,7 +221,74 @@ async def arun_loop(
     the model fails (an HTTP error, a dropped connection), :class:`ModelError`
     is raised with the history so far in its ``result`` attribute.
     """
-    shape = result
+    interp, own = _interpreter(interpreter, config, max_turns, completion_tool, result)
+    history = [dict(m) for m in messages]
+    run = _Run(
+        model,
+        interp,
+        history,
+        LoopResult("max_turns", history),
+        Budget(max_turns, max_tokens, max_cost, max_seconds, prices),
+        result,
+        stop_on_no_tool,
+        on_event,
+        on_approval,
+    )
+    return await _run_handling_interpreter(run, own)
+
+
+@dataclass
+class _Run:
+    """One run of the loop: what it was given, and the state it builds turn by turn (the history, the
+    result, the budget and the watchdog, the last turn once a budget is spent, each turn's place)."""
+
+    model: AnyModel
+    interp: AsyncInterpreter
+    history: list[dict[str, Any]]  # the whole history (the result's messages)
+    out: LoopResult  # the result being built
+    budget: Budget
+    shape: type[BaseModel] | Mapping[str, Any] | None  # ``result=``
+    stop_on_no_tool: bool
+    on_event: Callable[[LoopEvent], Any] | None
+    on_approval: Approver | None
+    priced: bool = field(init=False)  # prices are given: the turn's log line says its cost
+    counts: bool = field(init=False)  # the model keeps its own token counts
+    config: Config = field(init=False)  # the interpreter's
+    dog: Watchdog = field(init=False)
+    finishing: str | None = field(init=False)  # the name of the tool that ends the task, if any
+    last: StopReason | None = None  # once a budget is spent: its name, the next turn being the last
+    marks: list[TurnMark] = field(default_factory=list)  # each turn's place in the history, for what is sent
+
+    def __post_init__(self) -> None:
+        self.priced = self.budget.prices != (0.0, 0.0)
+        self.counts = isinstance(getattr(self.model, "usage", None), Usage)
+        if self.counts:
+            self.out.usage = self.model.usage  # type: ignore[union-attr]
+        c = self.config = self.interp.config
+        self.dog = Watchdog(c.stuck_repeat, c.stuck_turns, c.stuck_nudges)
+        self.finishing = next((t.name for t in self.interp.registry.host_tools if t.completes), None)
+
+    async def emit(self, ev: LoopEvent) -> None:
+        """Tell the host (``on_event``), waiting for it when it answers with an awaitable."""
+        if self.on_event is not None:
+            out = self.on_event(ev)
+            if isinstance(out, Awaitable):
+                await out
+
+    def note(self, text: str) -> None:
+        """Tell the model ``text`` (see :func:`_add_note`)."""
+        _add_note(self.history, self.interp, text)
+
+
+def _interpreter(
+    interpreter: AsyncInterpreter | None,
+    config: Config | None,
+    max_turns: int,
+    completion_tool: Tool | None,
+    shape: type[BaseModel] | Mapping[str, Any] | None,
+) -> tuple[AsyncInterpreter, bool]:
+    """The run's interpreter, and whether the loop made it (and so closes it), the arguments checked.
+    One the loop makes offers ``completion_tool``, its result typed by ``shape`` (``result=``)."""
     if shape is not None and completion_tool is not None:
         completion_tool = result_tool(shape, completion_tool.name)
     if max_turns < 1:
@@ -235,143 +302,191 @@ async def arun_loop(
     own = interpreter is None
     if interpreter is None and config is None:
         config = Config.load()  # what an interpreter without a config reads; its registry follows it
-    interp = interpreter or AsyncInterpreter(config, registry=loop_registry(config, completion_tool))
-    history = [dict(m) for m in messages]
-    out = LoopResult("max_turns", history)
-    counts = isinstance(getattr(model, "usage", None), Usage)  # the model keeps its own token counts
-    if counts:
-        out.usage = model.usage  # type: ignore[union-attr]
+    return interpreter or AsyncInterpreter(config, registry=loop_registry(config, completion_tool)), own
 
-    async def emit(ev: LoopEvent) -> None:
-        if on_event is not None:
-            out = on_event(ev)
-            if isinstance(out, Awaitable):
-                await out
 
-    budget = Budget(max_turns, max_tokens, max_cost, max_seconds, prices)
-    c = interp.config
-    dog = Watchdog(c.stuck_repeat, c.stuck_turns, c.stuck_nudges)
-    finishing = next((t.name for t in interp.registry.host_tools if t.completes), None)
-    last: StopReason | None = None
-    marks: list[TurnMark] = []  # each turn's place in the history, for what is sent
+async def _run_handling_interpreter(run: _Run, own: bool) -> LoopResult:
+    """The run, with the interpreter lent to it: its own turn lines DEBUG for the run, then the host's
+    again (or closed, when the loop made it)."""
+    interp = run.interp
     turn_level = interp.turn_log_level
     interp.turn_log_level = logging.DEBUG  # the loop's line a turn is the INFO one
     try:
-        for index in range(max_turns):
-            spent = budget.spent(index, out.usage)
-            if spent is not None and last is None and index > 0:  # the last turn (a one-turn run has none)
-                last = spent
-                interp.approval.closed_reason = f"the run's {spent.removeprefix('max_')} budget is spent"
-                closed = await interp.close_sessions()  # so that the answer needs no close first
-                log.warning("budget: %s is spent; the next turn is the last", spent)
-                note = interp.renderer.budget([], last=spent, tool=finishing, closed=bool(closed))
-                _add_note(history, interp, note.text)
-                await emit(LoopEvent("budget", index, note=note.text))
-            interp.trim_history(history)
-            sent = compact(history, marks, keep=c.keep_observations, window=c.history_window)
-            before = (out.usage.prompt_tokens, out.usage.completion_tokens, out.usage.estimated_calls)
-            stream = interp.stream()
-            chunks = model_chunks(model, sent)
-            stopped = False
-            started = time.monotonic()
-            try:
-                async for chunk in chunks:
-                    if stream.feed(chunk).call_complete:
-                        stopped = True
-                        break  # a model should not keep writing past its tool call
-            except ModelError as e:
-                e.result = out
-                raise
-            finally:
-                await chunks.aclose()
-            if not counts:
-                out.usage.calls += 1
-            log.debug(
-                "model call %d: replied in %.0f ms%s",
-                index + 1,
-                (time.monotonic() - started) * 1000,
-                " (stream cut after the first complete call)" if stopped else "",
-            )
-            turn = await stream.finish(stopped=stopped)
-            if not counts:  # a callable says nothing of tokens: estimated
-                out.usage.estimate(sent, str(turn.assistant.get("content", "")))
-            used = _turn_usage(out.usage, before, budget, sent)
-            out.turn_usage.append(used)
-            held = turn.approval_required
-            if held is not None and on_approval is not None:
-                answer = on_approval(held)
-                if isinstance(answer, Awaitable):
-                    answer = await answer
-                if answer is True or isinstance(answer, Allow):
-                    turn = await interp.approve(held)
-                else:
-                    if isinstance(answer, Deny):
-                        answer = answer.reason
-                    reason = (
-                        answer
-                        if isinstance(answer, str) and answer.strip()
-                        else "the user did not approve it"
-                    )
-                    turn = await interp.deny(held, reason)
-            out.turns.append(turn)
-            at = len(history)
-            history.append(turn.assistant)
-            _log_turn(index, turn, used, prices != (0.0, 0.0))
-            if turn.approval_required is not None:
-                out.stop_reason = "approval_required"
-                await emit(LoopEvent("turn", index, turn, usage=used))
-                break
-            await emit(LoopEvent("turn", index, turn, usage=used))
-            if not turn.used_tool and not turn.too_large:  # a message too long to read is answered
-                if stop_on_no_tool or last is not None:
-                    out.stop_reason = last or "no_tool"  # a budget's last turn ends the run whatever it says
-                    break
-                history.append(_note_message(interp, interp.renderer.no_tool()))
-                continue
-            if turn.result is not None:
-                history.append(turn.result)
-            marks.append(_mark(index, turn, at, at + 1 if turn.result is not None else None))
-            if turn.completed:  # on a budget's last turn, an answer it asked for: the stop names the budget
-                out.stop_reason = last or "completed"
-                out.output = _output(turn, shape)
-                break
-            if last is not None:
-                out.stop_reason = last
-                break
-            if turn.mistake_limit_reached:
-                out.stop_reason = "mistake_limit"
-                break
-            left = budget.warnings(index + 1, out.usage)
-            if left:
-                log.warning("budget: %s", "; ".join(left))
-                warning = interp.renderer.budget(left).text
-                _add_note(history, interp, warning)
-                await emit(LoopEvent("budget", index, note=warning))
-            nudge = dog.step(turn)
-            if nudge is not None:
-                log.warning("nudged (%s): %s", nudge.kind, nudge.what)
-                out.nudges.append(nudge)
-                text = interp.renderer.stuck(nudge.kind, nudge.turns, nudge.what).text
-                await emit(LoopEvent("nudge", index, turn, note=text))
-                if dog.stuck:
-                    out.stop_reason = "stuck"
-                    break
-                _add_note(history, interp, text)
-        out.cost = budget.cost(out.usage)
-        interp.trim_history(history)
-        log.info(
-            "loop stopped: %s after %d turns%s",
-            out.stop_reason,
-            len(out.turns),
-            f"; {out.usage.describe()}" if counts else "",
-        )
-        await emit(LoopEvent("stop", len(out.turns), stop_reason=out.stop_reason))
-        return out
+        return await _run_turns(run)
     finally:
         interp.approval.closed_reason = None  # an interpreter passed in is the host's again
         interp.turn_log_level = turn_level
         if own:
             await interp.aclose()
+
+
+async def _run_turns(run: _Run) -> LoopResult:
+    """Turn after turn until one stops the run or the turns run out; then the run's end."""
+    for index in range(run.budget.max_turns):
+        if await _turn(run, index):
+            break
+    out = run.out
+    out.cost = run.budget.cost(out.usage)
+    run.interp.trim_history(run.history)
+    log.info(
+        "loop stopped: %s after %d turns%s",
+        out.stop_reason,
+        len(out.turns),
+        f"; {out.usage.describe()}" if run.counts else "",
+    )
+    await run.emit(LoopEvent("stop", len(out.turns), stop_reason=out.stop_reason))
+    return out
+
+
+async def _turn(run: _Run, index: int) -> bool:
+    """One turn: the model called, its reply interpreted (a held call answered), the turn recorded and
+    told; then what it leads to.  True when it stops the run."""
+    await _start_last_turn(run, index)
+    turn, used = await _call_model(run, index)
+    turn = await _answer_held(run, turn)
+    run.out.turns.append(turn)
+    at = len(run.history)
+    run.history.append(turn.assistant)
+    _log_turn(index, turn, used, run.priced)
+    if turn.approval_required is not None:
+        run.out.stop_reason = "approval_required"
+        await run.emit(LoopEvent("turn", index, turn, usage=used))
+        return True
+    await run.emit(LoopEvent("turn", index, turn, usage=used))
+    if not turn.used_tool and not turn.too_large:  # a message too long to read is answered
+        return _no_tool(run)
+    if turn.result is not None:
+        run.history.append(turn.result)
+    run.marks.append(_mark(index, turn, at, at + 1 if turn.result is not None else None))
+    if _ends(run, turn):
+        return True
+    await _warn_budget(run, index)
+    return await _watch(run, index, turn)
+
+
+async def _start_last_turn(run: _Run, index: int) -> None:
+    """When a budget is spent (before any turn but the first), the turn about to start is the last: the
+    browser is closed and refused, and the model is asked for its final answer."""
+    spent = run.budget.spent(index, run.out.usage)
+    if spent is None or run.last is not None or index == 0:  # a one-turn run has no last turn
+        return
+    interp = run.interp
+    run.last = spent
+    interp.approval.closed_reason = f"the run's {spent.removeprefix('max_')} budget is spent"
+    closed = await interp.close_sessions()  # so that the answer needs no close first
+    log.warning("budget: %s is spent; the next turn is the last", spent)
+    note = interp.renderer.budget([], last=spent, tool=run.finishing, closed=bool(closed))
+    run.note(note.text)
+    await run.emit(LoopEvent("budget", index, note=note.text))
+
+
+async def _call_model(run: _Run, index: int) -> tuple[Turn, TurnUsage]:
+    """Send the history as it is sent (trimmed, then compacted), interpret the reply as it streams in,
+    and count what the call took."""
+    interp, usage, c = run.interp, run.out.usage, run.config
+    interp.trim_history(run.history)
+    sent = compact(run.history, run.marks, keep=c.keep_observations, window=c.history_window)
+    before = (usage.prompt_tokens, usage.completion_tokens, usage.estimated_calls)
+    stream = interp.stream()
+    stopped = await _stream_reply(run, index, sent, stream)
+    turn = await stream.finish(stopped=stopped)
+    if not run.counts:  # a callable says nothing of tokens: estimated
+        usage.estimate(sent, str(turn.assistant.get("content", "")))
+    used = _turn_usage(usage, before, run.budget, sent)
+    run.out.turn_usage.append(used)
+    return turn, used
+
+
+async def _stream_reply(run: _Run, index: int, sent: list[dict[str, Any]], stream: TurnStream) -> bool:
+    """Feed the model's reply to ``stream``; True when it was cut after the first complete call.  A
+    model that fails raises :class:`ModelError` with the result so far."""
+    chunks = model_chunks(run.model, sent)
+    stopped = False
+    started = time.monotonic()
+    try:
+        async for chunk in chunks:
+            if stream.feed(chunk).call_complete:
+                stopped = True
+                break  # a model should not keep writing past its tool call
+    except ModelError as e:
+        e.result = run.out
+        raise
+    finally:
+        await chunks.aclose()
+    if not run.counts:
+        run.out.usage.calls += 1
+    log.debug(
+        "model call %d: replied in %.0f ms%s",
+        index + 1,
+        (time.monotonic() - started) * 1000,
+        " (stream cut after the first complete call)" if stopped else "",
+    )
+    return stopped
+
+
+async def _answer_held(run: _Run, turn: Turn) -> Turn:
+    """A call held for approval, put to ``on_approval`` when there is one: the turn that runs or refuses
+    it replaces the one that held it."""
+    held = turn.approval_required
+    if held is None or run.on_approval is None:
+        return turn
+    answer = run.on_approval(held)
+    if isinstance(answer, Awaitable):
+        answer = await answer
+    return await run.interp.answer(held, answer)
+
+
+def _no_tool(run: _Run) -> bool:
+    """A reply without a tool call ends the run (``stop_on_no_tool``, or a budget's last turn, whatever
+    it says); else the model is told to use a tool.  True when it ends the run."""
+    if run.stop_on_no_tool or run.last is not None:
+        run.out.stop_reason = run.last or "no_tool"
+        return True
+    run.history.append(_note_message(run.interp, run.interp.renderer.no_tool()))
+    return False
+
+
+def _ends(run: _Run, turn: Turn) -> bool:
+    """Whether a turn that used a tool ends the run, and why: the task completed (on a budget's last
+    turn, an answer it asked for: the stop names the budget), the last turn, or too many mistakes."""
+    out = run.out
+    if turn.completed:
+        out.stop_reason = run.last or "completed"
+        out.output = _output(turn, run.shape)
+        return True
+    if run.last is not None:
+        out.stop_reason = run.last
+        return True
+    if turn.mistake_limit_reached:
+        out.stop_reason = "mistake_limit"
+        return True
+    return False
+
+
+async def _warn_budget(run: _Run, index: int) -> None:
+    """Tell the model what is left of a budget once 80% of it is used (once a budget)."""
+    left = run.budget.warnings(index + 1, run.out.usage)
+    if left:
+        log.warning("budget: %s", "; ".join(left))
+        warning = run.interp.renderer.budget(left).text
+        run.note(warning)
+        await run.emit(LoopEvent("budget", index, note=warning))
+
+
+async def _watch(run: _Run, index: int, turn: Turn) -> bool:
+    """Nudge a model going round in circles; True when it has been nudged enough: it is stuck."""
+    nudge = run.dog.step(turn)
+    if nudge is None:
+        return False
+    log.warning("nudged (%s): %s", nudge.kind, nudge.what)
+    run.out.nudges.append(nudge)
+    text = run.interp.renderer.stuck(nudge.kind, nudge.turns, nudge.what).text
+    await run.emit(LoopEvent("nudge", index, turn, note=text))
+    if run.dog.stuck:
+        run.out.stop_reason = "stuck"
+        return True
+    run.note(text)
+    return False
 
 
 def _turn_usage(
