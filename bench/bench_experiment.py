@@ -33,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
 
-from openai_server import ScriptedServer
+from support.openai_server import ScriptedServer
 
 from xmltools.lab import Experiment, run_experiment
 from xmltools.lab.matrix import comparisons

@@ -30,7 +30,7 @@ from hypothesis import settings as hypothesis_settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from helpers import SITE  # this folder is on the path from the line above
+from support.helpers import SITE  # this folder is on the path from the line above
 
 BROWSER_TESTS = Path(__file__).parent / "browser"
 SLOW_TESTS = Path(__file__).parent / "slow"

@@ -1,6 +1,6 @@
 """The Python blocks of README.md and docs/ that start a Chromium, and those that are pytest modules.
 
-See tests/docblocks.py.  A ``test="pytest"`` block is written as a test module
+See tests/support/docblocks.py.  A ``test="pytest"`` block is written as a test module
 into a folder laid out like a checkout, and pytest runs it there in a process
 of its own, with the plugin as a user has it.
 """
@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from docblocks import enter_project, examples
 from pytest_examples import CodeExample, EvalExample
+from support.docblocks import enter_project, examples
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import ba, ok
-from helpers import read as _read
-from helpers import said as _said
+from support.helpers import ba, ok
+from support.helpers import read as _read
+from support.helpers import said as _said
 
 from xmltools.base.results import Observation, Point
 from xmltools.base.serve import serve_directory

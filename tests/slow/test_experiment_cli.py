@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import record_demo_steps, wording_variant
+from support.helpers import record_demo_steps, wording_variant
 
 from xmltools.lab.variants import format_scores, load_corpus, score_corpus
 

@@ -14,7 +14,7 @@ import io
 import time
 from pathlib import Path
 
-from openai_server import ScriptedServer, by_turn
+from support.openai_server import ScriptedServer, by_turn
 
 from xmltools.cli import main
 from xmltools.lab import load_experiment, run_experiment

@@ -20,7 +20,7 @@ def test_a_killed_recorder_loses_nothing_before_the_kill(tmp_path: Path) -> None
         f"""
         import asyncio, sys, time
         sys.path.insert(0, {str(Path(__file__).parents[1])!r})
-        from fakes import FakeBrowser
+        from support.fakes import FakeBrowser
         from xmltools.interpreter import AsyncInterpreter
         from xmltools.record.transcript import TranscriptWriter
 

@@ -1,6 +1,6 @@
 """The Python blocks of README.md and docs/ that need no browser run, and print what the page shows.
 
-See tests/docblocks.py for how a block says how it is tested; the blocks that
+See tests/support/docblocks.py for how a block says how it is tested; the blocks that
 start a Chromium or run pytest are in tests/browser/test_docs_examples_chromium.py.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from docblocks import MODES, PAGES, ROOT, enter_project, examples, mode, python_fences
 from pytest_examples import CodeExample, EvalExample
+from support.docblocks import MODES, PAGES, ROOT, enter_project, examples, mode, python_fences
 
 
 @pytest.fixture

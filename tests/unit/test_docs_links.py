@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 
 import pytest
-from docblocks import PAGES, ROOT, project
 from markdown.extensions.toc import slugify
+from support.docblocks import PAGES, ROOT, project
 
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^ *```.*?^ *```", re.M | re.S)

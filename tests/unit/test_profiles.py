@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fakes import FakeBrowser
-from helpers import said
+from support.fakes import FakeBrowser
+from support.helpers import said
 
 from xmltools import Config, Interpreter, parse
 from xmltools.actions import InTab

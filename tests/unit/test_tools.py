@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import ba_inline as ba
 from pydantic import BaseModel, Field
+from support.helpers import ba_inline as ba
 
 from xmltools import ConfigError, parse
 from xmltools.base.results import Point, Viewport
