@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Annotated, Any, NamedTuple, TypeAlias
+from typing import Annotated, Any, ClassVar, NamedTuple, TypeAlias
 
 from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
@@ -51,6 +51,7 @@ from .actions import (
     parse_tab,
     selector_kind,
 )
+from .base.mistakes import Mistake, MistakeKind
 from .base.quoting import quoted, shorten
 from .base.schema import schema_problem
 from .errors import ConfigError
@@ -162,9 +163,10 @@ class Tool:
 
 
 @dataclass(frozen=True)
-class CallError:
-    """A model-facing error: what was wrong with a call, and how a correct one looks."""
+class CallError(Mistake):
+    """A model-facing error (a mistake of kind ``call``): what was wrong with a call, and a correct one."""
 
+    kind: ClassVar[MistakeKind] = "call"
     code: str  # unknown_tool, missing_action, unknown_action, disabled_action, missing_param,
     #            invalid_param, unexpected_param, malformed_call, truncated_call
     message: str

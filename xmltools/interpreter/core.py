@@ -25,7 +25,7 @@ from ..parser import ToolUse, parse
 from ..profiles import DEFAULT_SESSION
 from ..protocol.approval import Allow, ApprovalPolicy, Callback, Deny, PendingApproval
 from ..protocol.machine import Session, State, plan_message
-from ..record.turn import CallOutcome, Turn, turn_summary, wrong_target
+from ..record.turn import CallOutcome, Turn, turn_summary
 from ..render.images import apply_image_budget
 from ..render.messages import Rendered, to_message
 from ..render.prompts import Renderer
@@ -311,7 +311,7 @@ class AsyncInterpreter:
                 self._held = _Held(pending, turn, len(parts), mistake)
             parts.extend(rendered)
             ran_name = plan.run.name if outcome.status in ("ok", "failed") else None
-            if outcome.status in ("invalid", "refused") or wrong_target(outcome):
+            if outcome.mistake is not None:
                 mistake = True
             success = ok
 
@@ -465,7 +465,7 @@ class AsyncInterpreter:
         turn.outcomes = [
             replace(outcome, text=text) if o.status == "pending" else o for o in held.turn.outcomes
         ]
-        mistake = outcome.status in ("invalid", "refused") or wrong_target(outcome)
+        mistake = outcome.mistake is not None
         # the asking turn already counted its own mistakes (and noted the limit if it got there):
         # only this call's outcome is new
         if mistake and held.turn.mistake_limit_reached:

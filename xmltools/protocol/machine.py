@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import ClassVar
 
 from ..actions import ACTIONS
+from ..base.mistakes import Mistake, MistakeKind
 from ..errors import ConfigError
 from ..parser import Block, ToolUse
 
@@ -69,7 +71,10 @@ class Move:
 
 
 @dataclass(frozen=True)
-class Violation:
+class Violation(Mistake):
+    """A move the table refuses (a mistake of kind ``protocol``)."""
+
+    kind: ClassVar[MistakeKind] = "protocol"
     code: str  # launch_first, nothing_to_close, close_first
 
 

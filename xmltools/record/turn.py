@@ -15,11 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..base.mistakes import Mistake, WrongTarget
 from ..base.results import Failure, Observation
 from ..parser import Event as ParseEvent
 from ..parser import ToolUse
 from ..protocol.approval import PendingApproval
-from ..protocol.machine import State
+from ..protocol.machine import State, Violation
 from ..render.messages import Rendered
 from ..tools import CallError
 
@@ -46,6 +47,17 @@ class CallOutcome:
     session: str | None = None  # the named browser session the call acted on (None: the default one)
     text: str = ""  # what was rendered back to the model about this call ("" when an earlier call's
     #                 error or note covers it: the calls not run share one note, repeated errors show once)
+
+    @property
+    def mistake(self) -> Mistake | None:
+        """The model's mistake in this call, whichever layer found it; None when it made none."""
+        if self.status == "invalid":
+            return self.error if self.error is not None else Mistake("invalid_call")
+        if self.status == "refused":
+            return Violation(self.violation or "refused")
+        if self.status == "failed" and self.failure is not None and self.failure.kind == "target":
+            return WrongTarget("wrong_target", self.failure.message)
+        return None
 
 
 @dataclass
@@ -105,7 +117,7 @@ class StreamUpdate:
 
 def wrong_target(outcome: CallOutcome) -> bool:
     """A browser failure that is the model's mistake: the element it named could not be acted on."""
-    return outcome.status == "failed" and outcome.failure is not None and outcome.failure.kind == "target"
+    return isinstance(outcome.mistake, WrongTarget)
 
 
 def turn_summary(turn: Turn) -> str:
