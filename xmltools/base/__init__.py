@@ -3,6 +3,8 @@
 - :mod:`.quoting`: the one way text is cut and quoted;
 - :mod:`.results`: what an action returns (observations, failures, screenshots);
 - :mod:`.expectations`: assertions recorded with a transcript;
+- :mod:`.mistakes`: the model's mistake, one shape with a kind and a code;
+- :mod:`.comparison`: a screenshot comparison's masked regions and findings, as data;
 - :mod:`.secrets`: secret values, resolved and masked;
 - :mod:`.urlpolicy`: which addresses the browser may open;
 - :mod:`.schema`: JSON Schema helpers;
