@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -134,7 +135,7 @@ FLOWS = {
 
 
 def flow(name: str, site: str) -> str:
-    prelude = PRELUDE.format(tests=os.path.dirname(os.path.dirname(__file__)), site=site)
+    prelude = PRELUDE.format(tests=str(Path(__file__).parents[2]), site=site)
     return prelude + textwrap.dedent(FLOWS[name])
 
 
@@ -200,9 +201,7 @@ assert count >= 30, count
 
 
 def _long_flow(site: str, ending: str) -> tuple[int, str]:
-    code = PRELUDE.format(tests=os.path.dirname(os.path.dirname(__file__)), site=site) + LONG.format(
-        ending=ending
-    )
+    code = PRELUDE.format(tests=str(Path(__file__).parents[2]), site=site) + LONG.format(ending=ending)
     proc = subprocess.Popen(
         [sys.executable, "-W", "default", "-c", code],
         stdout=subprocess.PIPE,
