@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -24,6 +24,7 @@ from ..base.expectations import Expectation
 from ..base.results import Viewport
 from ..base.secrets import ENV_PREFIX, Secret, fixed_values
 from ..base.secrets import resolve as resolve_secrets
+from ..base.tracing import TRACING_MODES, TracingMode
 from ..config.settings import Config
 from ..errors import ConfigError, TranscriptError, UsageError
 from ..interpreter import AsyncInterpreter
@@ -201,7 +202,7 @@ async def replay(
     interpreter: AsyncInterpreter | None = None,
     on_step: Callable[[ReplayStep], object] | None = None,
     keep_header: bool = False,
-    tracing: Literal["off", "on", "retain-on-failure"] = "off",
+    tracing: TracingMode = "off",
     trace_dir: str | Path | None = None,
     heal: AnyModel | None = None,
 ) -> ReplayResult:
@@ -565,7 +566,7 @@ class _Run:
 
 
 def _trace_folder(tracing: str, trace_dir: str | Path | None, offline: bool) -> Path | None:
-    if tracing not in ("off", "on", "retain-on-failure"):
+    if tracing not in TRACING_MODES:
         raise UsageError(f"tracing is off, on or retain-on-failure, not {tracing!r}")
     if tracing == "off" or offline:  # offline there is no browser to trace
         return None

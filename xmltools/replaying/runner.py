@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from ..base.comparison import Region
 from ..base.secrets import Secret
 from ..base.serve import serve_directory
+from ..base.tracing import TracingMode
 from ..browser.locate import browser_options
 from ..errors import UsageError
 from ..models.adapters import AnyModel
@@ -73,7 +74,7 @@ class ReplayOptions:
     report: str | Path | None = None  # the HTML report (of a recording in a temporary folder if none)
     embed: bool = False  # the report's images in the page
     diff_dir: str | Path | None = None
-    tracing: Literal["off", "on", "retain-on-failure"] = "off"
+    tracing: TracingMode = "off"
     trace_dir: str | Path | None = None
     heal: Callable[[], AnyModel] | None = None  # makes the model that mends a step whose element is gone
 
