@@ -208,9 +208,13 @@ class Settler:
             await asyncio.sleep(0.01)
 
     async def _await_downloads(self, expected: int) -> None:
+        """Wait for the downloads the page started (``expected``, by its own count) and those its
+        navigations were answered with, each until it is saved, within the bounds."""
+        w = self.watch
+        expected = max(expected, w.downloads_expected)
+        w.downloads_expected = 0
         if not expected:
             return
-        w = self.watch
         loop = asyncio.get_running_loop()
         limit = loop.time() + self.timeouts.settle
         while w.downloads_seen < expected and loop.time() < limit:

@@ -59,6 +59,9 @@ class Watch:
         self.crashed = False
         self.disconnected = False
         self.downloads_seen = 0
+        # main-frame navigations answered as an attachment: each is a download on its way, whose
+        # event may come after the page has gone quiet
+        self.downloads_expected = 0
         self.tasks: set[asyncio.Task[Any]] = set()
         self._silenced: set[str] = set()  # failed requests already reported another way (refused ones)
         self._listening: list[Page] = []
@@ -127,7 +130,7 @@ class Watch:
         self.inflight.clear()
         self.navigating.clear()
         self._silenced.clear()
-        self.downloads_seen = 0
+        self.downloads_seen = self.downloads_expected = 0
         self.last_dialog = self._dialogs_since = 0.0
 
     async def remove_downloads(self) -> None:
@@ -239,6 +242,9 @@ class Watch:
         # answered: a body nobody reads (an unread fetch, an event stream) must not hold the page open
         self.inflight.discard(resp.request)
         self.last_net = time.monotonic()
+        attachment = resp.headers.get("content-disposition", "").lower().startswith("attachment")
+        if attachment and self._main_navigation(resp.request):
+            self.downloads_expected += 1
         if resp.status >= 400 and not _is_favicon(resp.url):
             self.console.add(
                 "httperror", f"{resp.status} {resp.status_text} {resp.request.method} {resp.url}"
