@@ -38,6 +38,7 @@ bench: $(STAMP) browser
 	$(BIN)/python bench/bench_pool.py --json bench/results/pool.json
 	$(BIN)/python bench/bench_compare.py --json bench/results/compare.json
 	$(BIN)/python bench/bench_experiment.py --json bench/results/experiment.json
+	$(BIN)/python bench/bench_user_path.py --json bench/results/user_path.json
 
 lint: $(STAMP)
 	$(BIN)/ruff check xmltools tests bench
