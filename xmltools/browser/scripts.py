@@ -30,6 +30,8 @@ __all__ = [
     "SECRET_MARK",
     "SECRET_MASK",
     "SETTLE",
+    "SETTLE_START",
+    "SETTLE_WAIT",
     "STATE",
 ]
 
@@ -150,7 +152,8 @@ CONSOLE_TAIL = """
 # pending at the start have run and the DOM and
 # the timers have been quiet for `quiet` ms, or when a cross-document
 # navigation or a download has started, or when `max` ms have passed.  Takes
-# and resets the counters of navigations, downloads and new tabs.
+# and resets the counters of navigations, downloads and new tabs.  `changed` says whether the DOM
+# or a short timer moved after it began.
 SETTLE = """
 async ([quiet, max, mark]) => {
   const st = window.__xt;
@@ -158,7 +161,8 @@ async ([quiet, max, mark]) => {
   for (const el of document.querySelectorAll('[' + mark + ']')) el.removeAttribute(mark);
   const done = (settled) => {
     const out = { settled, waited: performance.now() - t0, navs: st.navs, crossNavs: st.crossNavs,
-                  downloads: st.downloads, popups: st.popups, navUrl: st.navUrl };
+                  downloads: st.downloads, popups: st.popups, navUrl: st.navUrl,
+                  changed: Math.max(st.last, st.lastTimer) > t0 };
     st.navs = st.crossNavs = st.downloads = st.popups = 0;
     return out;
   };
@@ -175,6 +179,28 @@ async ([quiet, max, mark]) => {
     if (!pending && idle >= quiet) return done(true);
     await new Promise((r) => st.st(r, pending ? 10 : Math.max(1, Math.min(quiet - idle, 20))));
   }
+}
+"""
+
+# SETTLE, started and left running: its promise is kept on the page for SETTLE_WAIT.  Answers
+# whether it started (a document without the init script has nothing to settle with).
+SETTLE_START = f"""
+(args) => {{
+  const st = window.__xt;
+  if (!st) return false;
+  st.settling = ({SETTLE.strip()})(args);
+  return true;
+}}
+"""
+
+# The result of the SETTLE that SETTLE_START left running; null when this document has none (it
+# is another document than the one it was started on).
+SETTLE_WAIT = """
+() => {
+  const st = window.__xt;
+  const running = st && st.settling;
+  if (st) st.settling = null;
+  return running || null;
 }
 """
 

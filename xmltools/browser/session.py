@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
@@ -59,7 +60,7 @@ from .bounds import Bounds, DialogStorm, Hung
 from .failures import ActionError, first_line, to_failure
 from .guard import Guard
 from .idle import Idle
-from .observe import Observer, Seen
+from .observe import Observer, Seen, SnapshotRequest
 from .perform import HANDLERS, Act, Handler, Scope
 from .pool import BrowserPool, PoolFullError, default_pool
 from .recover import Recovery
@@ -347,10 +348,11 @@ class BrowserSession:
                 self.viewport = act.viewport
             if self.watch.crashed:
                 raise PlaywrightError("Target crashed")
-            notes = await self.settler.settle(act.navigates)
+            notes = await self.settler.settle(act.navigates, self._early_capture(act.snapshot))
             if await self.watch.storming():
                 raise DialogStorm("the page is still raising dialogs: it cannot be captured")
-            for _ in range(3):
+            early = self.settler.early
+            for _ in range(3 if early is None else 0):
                 before = (self.tabs.page, self.watch.commits, self.watch.nav_requests)
                 captured = await self.observer.capture(self.viewport, act.snapshot)
                 now = (captured.page, self.watch.commits, self.watch.nav_requests)
@@ -359,6 +361,8 @@ class BrowserSession:
                 ):
                     break
                 notes += await self.settler.settle()  # a navigation began while the page was being looked at
+            if isinstance(early, Seen) and early.page is self.tabs.page:
+                captured = early
             seen = await self._observe([*act.notes, *notes], act.target, captured)
         except ActionError as e:
             return self.recovery.with_dialogs(to_failure(e, await self._try_observe()))
@@ -375,6 +379,14 @@ class BrowserSession:
         if act.then is not None:
             return await self._action(self._run(HANDLERS[type(act.then)], act.then))
         return seen
+
+    def _early_capture(self, snap: SnapshotRequest | None) -> Callable[[], Awaitable[Seen]] | None:
+        """The capture the settle may take while it waits (see ``settle._Early``), when one fits: not
+        while secret fields are painted over (painting them changes the page), nor for a snapshot
+        of one element (its refs are added to the known ones, not replacing them)."""
+        if self.observer.masking or (snap is not None and snap.target is not None):
+            return None
+        return functools.partial(self.observer.capture, self.viewport, snap)
 
     async def _mark_secret(self) -> None:
         """The field that just received a secret is painted over in this session's screenshots."""

@@ -15,12 +15,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
+from collections.abc import Awaitable, Callable
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
 from . import scripts
-from .bounds import MAX_NAVIGATIONS, Bounds, Departed, DialogStorm, Hung
+from .bounds import MAX_NAVIGATIONS, Bounds, Departed, DialogStorm, Hung, forget
 from .collect import clip
 from .failures import FailureClass
 from .settings import Timeouts
@@ -44,18 +45,32 @@ class Settler:
         self.watch = watch
         self.bounds = bounds
         self._action_started = 0.0
+        self.early: object | None = None  # the capture taken during the last window, when it was kept
 
     def begin(self) -> None:
         """An action starts now: the network is quiet unless it is busy from here on."""
         self._action_started = time.monotonic()
 
-    async def settle(self, nav_started: bool = False) -> list[str]:
+    async def settle(
+        self, nav_started: bool = False, capture: Callable[[], Awaitable[object]] | None = None
+    ) -> list[str]:
         """Follow any navigation the action started, then wait until the page is quiet.
 
         Bounded by the navigation timeout for the navigations, and by the settle
         timeout for the quiet windows.  If the page asked for a new tab, that tab
-        is waited for and settled too.
+        is waited for and settled too.  With ``capture``, the page is captured while
+        the quiet window runs; :attr:`early` then holds that capture when nothing
+        moved under it (see :class:`_Early`), else None.
         """
+        self.early = None
+        early = _Early(capture, self.watch) if capture is not None else None
+        try:
+            return await self._settle(nav_started, early)
+        finally:
+            if early is not None:
+                early.drop()
+
+    async def _settle(self, nav_started: bool, early: _Early | None) -> list[str]:
         t = self.timeouts
         w = self.watch
         loop = asyncio.get_running_loop()
@@ -83,7 +98,7 @@ class Settler:
             if quiet_deadline is None:
                 quiet_deadline = loop.time() + t.settle
             budget = max(0.05, min(t.settle, nav_deadline - loop.time()))
-            res = await self._quiet(page, budget, quiet_deadline, requests)
+            res = await self._quiet(page, budget, quiet_deadline, requests, early)
             if res is _BUSY:
                 # not stuck: the page is still busy (logging, loading); show it as it is
                 notes.append(
@@ -117,25 +132,36 @@ class Settler:
                 notes.append("the page asked for a new tab, but none opened")
             if self.tabs.page is not page:
                 continue  # settle the new tab too
+            if early is not None:
+                self.early = await early.kept(res)
             return notes
 
-    async def _quiet(self, page: Page, budget: float, quiet_deadline: float, requests: int) -> object:
+    async def _quiet(
+        self, page: Page, budget: float, quiet_deadline: float, requests: int, early: _Early | None
+    ) -> object:
         """The network's quiet window and the DOM's, side by side: the page script's result;
         ``_MOVED`` when the document changed under the wait or the page started loading another
         (a page between two documents answers no script); ``_BUSY`` when the page's scripts kept it
-        from answering while it still logged or loaded."""
+        from answering while it still logged or loaded.  With ``early``, the window's script is
+        started first and the capture begins while it runs."""
         t = self.timeouts
         w = self.watch
+        args = [t.dom_quiet * 1000, budget * 1000, scripts.MARK]
+        departed = functools.partial(_departed, w, requests)
         try:
+            started = False
+            if early is not None:
+                early.drop()
+                start = page.evaluate(scripts.SETTLE_START, args)
+                started = await self.bounds.unless_storm(start, budget + t.action, departed=departed)
+                if started:
+                    early.start()
+            window = page.evaluate(scripts.SETTLE_WAIT) if started else page.evaluate(scripts.SETTLE, args)
             res, _ = await asyncio.gather(
-                self.bounds.unless_storm(
-                    page.evaluate(scripts.SETTLE, [t.dom_quiet * 1000, budget * 1000, scripts.MARK]),
-                    budget + t.action,
-                    departed=functools.partial(_departed, w, requests),
-                ),
+                self.bounds.unless_storm(window, budget + t.action, departed=departed),
                 self._network_quiet(quiet_deadline),
             )
-            return res
+            return res if res is not None else _MOVED  # no window on this document: it is another one
         except DialogStorm:
             raise
         except Departed:
@@ -231,6 +257,56 @@ class Settler:
             if self.watch.tasks:
                 await asyncio.wait(list(self.watch.tasks), timeout=self.timeouts.settle)
         return self.tabs.page is not page
+
+
+class _Early:
+    """A capture taken while the last quiet window runs, kept only when nothing moved under it.
+
+    The capture begins once the window's script runs in the page, so the frame it grabs holds
+    every change made before the window began.  It is kept when the window saw no change to the
+    DOM and no short timer fire, and no request, response, navigation or new document came from
+    the capture's start to its end; otherwise it is dropped, and the page is captured after the
+    wait as it would be without it.  The window and the capture then overlap instead of adding up.
+    """
+
+    def __init__(self, capture: Callable[[], Awaitable[object]], watch: Watch) -> None:
+        self.capture = capture
+        self.watch = watch
+        self.task: asyncio.Future[object] | None = None
+        self.marks = (0, 0)
+        self.started = 0.0
+
+    def start(self) -> None:
+        self.drop()
+        w = self.watch
+        self.marks, self.started = (w.commits, w.nav_requests), time.monotonic()
+        self.task = asyncio.ensure_future(self.capture())
+
+    def drop(self) -> None:
+        task, self.task = self.task, None
+        if task is not None:
+            task.cancel()
+            task.add_done_callback(forget)
+
+    def _still(self) -> bool:
+        w = self.watch
+        moved = (w.commits, w.nav_requests) != self.marks or w.navigating or w.inflight
+        return not moved and w.last_net < self.started
+
+    async def kept(self, res: object) -> object | None:
+        """The capture, when the window's result ``res`` and the session's counters say nothing moved."""
+        task, self.task = self.task, None
+        if task is None:
+            return None
+        if not isinstance(res, dict) or res.get("changed", True) or not self._still():
+            task.cancel()
+            task.add_done_callback(forget)
+            return None
+        try:
+            seen = await task
+        except Exception:  # whatever stopped it, the capture after the wait meets it again and says so
+            return None
+        return seen if self._still() else None
 
 
 def _departed(watch: Watch, requests: int) -> bool:

@@ -1,0 +1,71 @@
+"""The capture taken while the page settles: kept when nothing moved under it, and never stale.
+
+After an action, the page is captured while the last quiet window runs, so that the
+window and the capture overlap.  A click that changes the page at once keeps that
+capture; a click whose page changes again later (a timer, animation frames, a fetch
+served late, a chain of timers) must be shown as it ended, never as it was half-way.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+
+import pytest
+from PIL import Image
+from support.helpers import ok
+
+from xmltools.base.results import Observation, Point
+from xmltools.browser.session import BrowserSession
+from xmltools.browser.settings import BrowserConfig
+
+GO = Point(x=100, y=40)
+RED, BLUE = (255, 0, 0), (0, 0, 255)
+
+
+def colour(obs: Observation) -> tuple[int, int, int]:
+    """The page's background in the observation's screenshot, far from any text."""
+    assert obs.screenshot is not None
+    with Image.open(io.BytesIO(obs.screenshot.data)) as im:
+        r, g, b = im.convert("RGB").getpixel((700, 500))
+    return r, g, b
+
+
+def near(seen: tuple[int, int, int], want: tuple[int, int, int]) -> bool:
+    return all(abs(a - b) <= 12 for a, b in zip(seen, want, strict=True))  # WebP's loss
+
+
+async def test_a_change_made_at_once_is_captured_while_the_page_settles(
+    browser: BrowserSession, site: str
+) -> None:
+    ok(await browser.launch(site + "/pages/later.html?how=now"))
+    obs = ok(await browser.click(GO))
+    assert browser.settler.early is not None  # the capture taken during the wait was kept
+    assert obs.title == "first" and near(colour(obs), RED)
+
+
+@pytest.mark.parametrize("how", ["timer", "frames", "fetch", "chain"])
+async def test_a_later_change_is_shown_as_it_ended(
+    browser: BrowserSession, site: str, repeat: int, how: str
+) -> None:
+    rnd = random.Random(how)
+    for _ in range(repeat):
+        ms = rnd.randint(0, 120)
+        ok(await browser.launch(site + f"/pages/later.html?how={how}&ms={ms}"))
+        obs = ok(await browser.click(GO))
+        assert obs.title == "last", (how, ms, obs.title)
+        assert near(colour(obs), BLUE), (how, ms, colour(obs))
+
+
+async def test_a_snapshot_is_taken_while_the_page_settles_and_is_never_stale(site: str, repeat: int) -> None:
+    rnd = random.Random(1)
+    async with BrowserSession(BrowserConfig(observe="snapshot")) as browser:
+        ok(await browser.launch(site + "/pages/later.html?how=now"))
+        obs = ok(await browser.click(GO))
+        assert browser.settler.early is not None
+        assert obs.snapshot is not None and 'heading "first"' in obs.snapshot
+        for _ in range(repeat):
+            ms = rnd.randint(0, 120)
+            ok(await browser.launch(site + f"/pages/later.html?how=timer&ms={ms}"))
+            obs = ok(await browser.click(GO))
+            assert obs.snapshot is not None and 'heading "last"' in obs.snapshot, (ms, obs.snapshot)
