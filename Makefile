@@ -31,6 +31,10 @@ test-fast: $(STAMP)
 stress: $(STAMP) browser
 	XMLTOOLS_REPEAT=30 $(BIN)/python -m pytest -q -m repeated tests/browser
 
+# The commit the user-path bench measures in the same run as this tree, in turns with it (the
+# figures of docs/performance.md are set against it): make bench BENCH_BEFORE=REV for another.
+BENCH_BEFORE ?= d05e5b4
+
 bench: $(STAMP) browser
 	mkdir -p bench/results
 	$(BIN)/python bench/bench_parser.py --json bench/results/parser.json
@@ -38,7 +42,7 @@ bench: $(STAMP) browser
 	$(BIN)/python bench/bench_pool.py --json bench/results/pool.json
 	$(BIN)/python bench/bench_compare.py --json bench/results/compare.json
 	$(BIN)/python bench/bench_experiment.py --json bench/results/experiment.json
-	$(BIN)/python bench/bench_user_path.py --json bench/results/user_path.json
+	$(BIN)/python bench/bench_user_path.py --before $(BENCH_BEFORE) --json bench/results/user_path.json
 
 lint: $(STAMP)
 	$(BIN)/ruff check xmltools tests bench
