@@ -29,6 +29,7 @@ from playwright.async_api import Error as PlaywrightError
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
 
 from conftest import ROUTES
+from intervals import median_ratio
 
 from xmltools.base.results import Failure, Observation, Point
 from xmltools.base.serve import serve_directory
@@ -281,7 +282,8 @@ async def bench_identity(base: str, n: int) -> dict[str, float]:
     plain: list[float] = []
     recorded: list[float] = []
     for i in range(n + 3):
-        for record, into in ((False, plain), (True, recorded)):
+        order = ((False, plain), (True, recorded)) if i % 2 == 0 else ((True, recorded), (False, plain))
+        for record, into in order:
             b.prepare(record_identity=record)
             t0 = time.perf_counter()
             r = await b.click(BUTTON)
@@ -294,6 +296,9 @@ async def bench_identity(base: str, n: int) -> dict[str, float]:
         "click_recording_identity_ms": ms(recorded),
         "click_without_identity_ms": ms(plain),
         "identity_share_of_click": round(1 - statistics.median(plain) / statistics.median(recorded), 2),
+        "identity_click_over_plain": [
+            round(v, 3) for v in median_ratio([r / p for r, p in zip(recorded, plain, strict=True)])
+        ],
     }
 
 
@@ -521,6 +526,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 
 
 GOALS = (
+    ("identity_click_over_plain", 1.10),  # at the top of its 95% interval
     ("ref_click_over_raw", 1.3),
     ("snapshot_chars_python_docs_functions", 20_000),
     ("cold_launch_over_raw", 1.3),
@@ -553,7 +559,8 @@ def main(argv: list[str] | None = None) -> int:
         if key not in figures:
             continue
         value = figures[key]
-        print(f"  goal {key} <= {limit}: {'met' if value <= limit else 'MISSED'} ({value})")
+        top = value[2] if isinstance(value, list) else value  # a ratio's goal holds at its interval's top
+        print(f"  goal {key} <= {limit}: {'met' if top <= limit else 'MISSED'} ({value})")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))
     return 0

@@ -31,7 +31,6 @@ import asyncio
 import base64
 import json
 import os
-import random
 import re
 import statistics
 import subprocess
@@ -42,6 +41,8 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from intervals import median_ratio
 
 HERE = Path(__file__).resolve().parent
 TREE = HERE.parent
@@ -60,13 +61,6 @@ def call(action: str, **params: str) -> str:
     """The model's text for one browser call, in the full dialect."""
     inner = "".join(f"<{k}>{v}</{k}>\n" for k, v in {"action": action, **params}.items())
     return f"I'll do that.\n<browser_action>\n{inner}</browser_action>"
-
-
-def median_ratio(ratios: list[float], resamples: int = 2000) -> tuple[float, float, float]:
-    """The median of the ratios, and the 2.5th and 97.5th percentiles of its bootstrap."""
-    rnd = random.Random(0)
-    medians = sorted(statistics.median(rnd.choices(ratios, k=len(ratios))) for _ in range(resamples))
-    return statistics.median(ratios), medians[int(0.025 * resamples)], medians[int(0.975 * resamples) - 1]
 
 
 def find_executable() -> str:

@@ -24,7 +24,7 @@ observer, the handlers or the session.
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from typing import Any, Literal
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import FrameLocator, Locator, Page
@@ -35,7 +35,7 @@ from .collect import clip
 from .failures import ElementGone, TargetError
 from .lookup import describe, selector_locator
 
-__all__ = ["MAX_LISTED", "NOT_FOUND", "RematchMode", "check", "identify"]
+__all__ = ["MAX_LISTED", "NOT_FOUND", "RematchMode", "check", "identify", "identity_of"]
 
 RematchMode = Literal["on", "off", "strict"]
 MAX_LISTED = 3  # elements named when a locator matches several
@@ -45,10 +45,21 @@ NOT_FOUND = "was not found"  # how the failure of a step whose recorded element 
 async def identify(scope: Page | FrameLocator, loc: Locator, frame: str | None, timeout: float) -> Identity:
     """The identity of the element ``loc`` finds, with the locators that are unique now."""
     info = await loc.evaluate(scripts.IDENTIFY, timeout=timeout * 1000)
+    return await identity_of(scope, info, frame)
+
+
+async def identity_of(scope: Page | FrameLocator, info: dict[str, Any], frame: str | None) -> Identity:
+    """The identity in the page's answer to ``scripts.IDENTIFY``, with the locators that are unique
+    now: the plain CSS ones as the page counted them, the others by Playwright's engines, at once."""
     candidates = [str(c) for c in info["candidates"]]
-    counts = await asyncio.gather(
-        *(selector_locator(scope, c).count() for c in candidates), return_exceptions=True
-    )
+    counted = {str(k): int(v) for k, v in (info.get("counted") or {}).items()}
+
+    async def count(selector: str) -> int:
+        if selector in counted:
+            return counted[selector]
+        return await selector_locator(scope, selector).count()
+
+    counts = await asyncio.gather(*(count(c) for c in candidates), return_exceptions=True)
     x, y, w, h = (round(float(v), 1) for v in info["box"])
     return Identity(
         described=clip(str(info["described"]), 200),

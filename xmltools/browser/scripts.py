@@ -247,10 +247,76 @@ _DESCRIBE_FN = """
   };
 """
 
+# Who an element is: role and name, tag, identifying attributes, a short text,
+# its box, and the locators that might find it again, best first (Playwright's
+# order: test id, role and name, label, placeholder, text, CSS); the caller
+# keeps those that match exactly one element.  The plain CSS ones are counted
+# here (``counted``), in the same round trip; the others need Playwright's engines.
+_IDENTIFY_FN = (
+    _DESCRIBE_FN
+    + """  const identify = (el) => {
+"""
+    + """    const [role, name, tag] = roleAndName(el);
+    const q = (v) => JSON.stringify(v);
+    const attrs = {};
+    for (const a of ['id', 'name', 'data-testid', 'placeholder', 'href', 'type']) {
+      const v = el.getAttribute(a);
+      if (v) attrs[a] = v.slice(0, 200);
+    }
+    const label = el.labels && el.labels.length
+      ? [...el.labels].map((l) => l.textContent).join(' ').replace(/\\s+/g, ' ').trim() : '';
+    if (label) attrs.label = label.slice(0, 200);
+    const own = (el.innerText || '').replace(/\\s+/g, ' ').trim();
+    const out = [];
+    if (attrs['data-testid']) out.push('testid=' + q(attrs['data-testid']));
+    if (role && name) {
+      const byRole = 'role=' + role + '[name=' + q(name) + 's]';
+      out.push(byRole);
+      // the same role and name inside the nearest ancestor with an id, and the nearest landmark: these
+      // tell apart elements that share a name elsewhere on the page (a second "Save" in a footer)
+      const marks = { MAIN: 'main', NAV: 'navigation', HEADER: 'banner', FOOTER: 'contentinfo',
+                      ASIDE: 'complementary', FORM: 'form', DIALOG: 'dialog' };
+      const kinds = ['main', 'navigation', 'banner', 'contentinfo', 'complementary', 'form', 'region',
+                     'dialog'];
+      let byId = '', byMark = '';
+      for (let e = el.parentElement; e && e !== document.body && !(byId && byMark); e = e.parentElement) {
+        if (!byId && e.id && /^[A-Za-z][\\w-]*$/.test(e.id)) byId = '#' + e.id + ' >> ' + byRole;
+        const r0 = e.getAttribute('role') || marks[e.tagName];
+        if (!byMark && kinds.includes(r0)) byMark = 'role=' + r0 + ' >> ' + byRole;
+      }
+      if (byId) out.push(byId);
+      if (byMark) out.push(byMark);
+    }
+    if (label) out.push('label=' + q(label));
+    if (attrs.placeholder) out.push('placeholder=' + q(attrs.placeholder));
+    if (own && own.length <= 60 && !['input', 'textarea', 'select'].includes(tag)) out.push('text=' + q(own));
+    if (attrs.id && /^[A-Za-z][\\w-]*$/.test(attrs.id)) out.push('#' + attrs.id);
+    if (attrs.name) out.push(tag + '[name=' + q(attrs.name) + ']');
+    const path = [];
+    for (let e = el; e && e.nodeType === 1 && e !== document.documentElement; e = e.parentElement) {
+      const t = e.tagName.toLowerCase();
+      const same = e.parentElement
+        ? [...e.parentElement.children].filter((c) => c.tagName === e.tagName) : [e];
+      path.unshift(same.length > 1 ? `${t}:nth-of-type(${same.indexOf(e) + 1})` : t);
+    }
+    out.push('css=' + path.join(' > '));
+    const r = el.getBoundingClientRect();
+    const counted = {};
+    for (const c of out) {
+      const plain = /^(#|[a-z]+\\[name=)/.test(c) && !c.includes('>>');
+      const css = c.startsWith('css=') ? c.slice(4) : plain ? c : '';
+      if (!css) continue;
+      try { counted[c] = document.querySelectorAll(css).length; } catch (_) { /* Playwright's to count */ }
+    }
+    return { described: describe(el), role, name, tag, attributes: attrs, text: own.slice(0, 80),
+             box: [r.x, r.y, r.width, r.height], candidates: out, counted };
+  };
+"""
+)
 HIT = (
     """
-([x, y, mark]) => {"""
-    + _DESCRIBE_FN
+([x, y, mark, identifying]) => {"""
+    + _IDENTIFY_FN
     + """  const el = document.elementFromPoint(x, y);
   if (!el) return null;
   if (el === document.documentElement || el === document.body) return '';
@@ -259,7 +325,7 @@ HIT = (
   const target = (el.closest && el.closest(sel)) || el;
   for (const old of document.querySelectorAll('[' + mark + ']')) old.removeAttribute(mark);
   target.setAttribute(mark, '1');
-  return describe(target);
+  return identifying ? [describe(target), identify(target)] : describe(target);
 }
 """
 )
@@ -270,61 +336,7 @@ HIT = (
 # model's latest snapshot.
 DESCRIBE = "(el) => {" + _DESCRIBE_FN + "  return describe(el);\n}"
 
-# Who an element is: role and name, tag, identifying attributes, a short text,
-# its box, and the locators that might find it again, best first (Playwright's
-# order: test id, role and name, label, placeholder, text, CSS); the caller
-# keeps those that match exactly one element.
-IDENTIFY = (
-    "(el) => {"
-    + _DESCRIBE_FN
-    + """  const [role, name, tag] = roleAndName(el);
-  const q = (v) => JSON.stringify(v);
-  const attrs = {};
-  for (const a of ['id', 'name', 'data-testid', 'placeholder', 'href', 'type']) {
-    const v = el.getAttribute(a);
-    if (v) attrs[a] = v.slice(0, 200);
-  }
-  const label = el.labels && el.labels.length
-    ? [...el.labels].map((l) => l.textContent).join(' ').replace(/\\s+/g, ' ').trim() : '';
-  if (label) attrs.label = label.slice(0, 200);
-  const own = (el.innerText || '').replace(/\\s+/g, ' ').trim();
-  const out = [];
-  if (attrs['data-testid']) out.push('testid=' + q(attrs['data-testid']));
-  if (role && name) {
-    const byRole = 'role=' + role + '[name=' + q(name) + 's]';
-    out.push(byRole);
-    // the same role and name inside the nearest ancestor with an id, and the nearest landmark: these
-    // tell apart elements that share a name elsewhere on the page (a second "Save" in a footer)
-    const marks = { MAIN: 'main', NAV: 'navigation', HEADER: 'banner', FOOTER: 'contentinfo',
-                    ASIDE: 'complementary', FORM: 'form', DIALOG: 'dialog' };
-    const kinds = ['main', 'navigation', 'banner', 'contentinfo', 'complementary', 'form', 'region',
-                   'dialog'];
-    let byId = '', byMark = '';
-    for (let e = el.parentElement; e && e !== document.body && !(byId && byMark); e = e.parentElement) {
-      if (!byId && e.id && /^[A-Za-z][\\w-]*$/.test(e.id)) byId = '#' + e.id + ' >> ' + byRole;
-      const r0 = e.getAttribute('role') || marks[e.tagName];
-      if (!byMark && kinds.includes(r0)) byMark = 'role=' + r0 + ' >> ' + byRole;
-    }
-    if (byId) out.push(byId);
-    if (byMark) out.push(byMark);
-  }
-  if (label) out.push('label=' + q(label));
-  if (attrs.placeholder) out.push('placeholder=' + q(attrs.placeholder));
-  if (own && own.length <= 60 && !['input', 'textarea', 'select'].includes(tag)) out.push('text=' + q(own));
-  if (attrs.id && /^[A-Za-z][\\w-]*$/.test(attrs.id)) out.push('#' + attrs.id);
-  if (attrs.name) out.push(tag + '[name=' + q(attrs.name) + ']');
-  const path = [];
-  for (let e = el; e && e.nodeType === 1 && e !== document.documentElement; e = e.parentElement) {
-    const t = e.tagName.toLowerCase();
-    const same = e.parentElement ? [...e.parentElement.children].filter((c) => c.tagName === e.tagName) : [e];
-    path.unshift(same.length > 1 ? `${t}:nth-of-type(${same.indexOf(e) + 1})` : t);
-  }
-  out.push('css=' + path.join(' > '));
-  const r = el.getBoundingClientRect();
-  return { described: describe(el), role, name, tag, attributes: attrs, text: own.slice(0, 80),
-           box: [r.x, r.y, r.width, r.height], candidates: out };
-}"""
-)
+IDENTIFY = "(el) => {" + _IDENTIFY_FN + "  return identify(el);\n}"
 
 # Scroll what is under the point, as a mouse wheel would: the nearest element
 # that can still scroll that way; inside an open modal dialog, never the page

@@ -34,7 +34,7 @@ from . import scripts
 from .bounds import Bounds
 from .collect import clip as clip_line
 from .failures import TargetError
-from .identity import RematchMode, check, identify
+from .identity import RematchMode, check, identify, identity_of
 from .lookup import describe, selector_locator
 
 if TYPE_CHECKING:
@@ -242,17 +242,26 @@ class Targets:
 
         TargetError (``no_target``) on the page's background.
         """
+        named, _ = await self._hit(p, identifying=False)
+        return named
+
+    async def _hit(self, p: Point, *, identifying: bool) -> tuple[str, dict[str, Any] | None]:
+        """:meth:`describe_point`, and with ``identifying`` the page's answer to ``scripts.IDENTIFY``
+        about the same element, in the same round trip."""
         page = self.tabs.require_page()
         hit = await self.bounds.bounded(
-            page.evaluate(scripts.HIT, [p.x, p.y, scripts.MARK]), self.bounds.timeouts.action
+            page.evaluate(scripts.HIT, [p.x, p.y, scripts.MARK, identifying]), self.bounds.timeouts.action
         )
+        info = None
+        if isinstance(hit, list):
+            hit, info = hit
         if hit is None or hit == "":
             raise TargetError(
                 f"nothing is at {p.x},{p.y}: only the page background is there."
                 " Look at the screenshot and aim at an element.",
                 kind="no_target",
             )
-        return clip_line(str(hit), 200)
+        return clip_line(str(hit), 200), info
 
     async def locate(self, target: Any) -> Locator:
         """The one element a ref or selector names (TargetError otherwise); a point is marked first."""
@@ -344,8 +353,9 @@ class Targets:
         t = self.bounds.timeouts
         expected, self.expected = self.expected, None
         page = self.tabs.require_page()
+        info: dict[str, Any] | None = None
         try:
-            named = await self.describe_point(p)
+            named, info = await self._hit(p, identifying=self.record_identity)
         except TargetError:
             if expected is None or self.rematch_mode == "off":
                 raise
@@ -354,8 +364,10 @@ class Targets:
         if loc is not None and self.rematched is not None:
             named = self.rematched.expected
         if self.record_identity:
-            marked = loc or page.locator(f"[{scripts.MARK}]").first
-            self.identity = await self.bounds.bounded(identify(page, marked, None, t.probe), t.action + 1)
+            # the element under the point was read with it; one found again instead is read now
+            known = identity_of(page, info, None) if loc is None and info is not None else None
+            asked = known or identify(page, loc or page.locator(f"[{scripts.MARK}]").first, None, t.probe)
+            self.identity = await self.bounds.bounded(asked, t.action + 1)
         return named, loc
 
     async def centre(self, target: Any) -> Point:
