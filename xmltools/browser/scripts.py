@@ -19,6 +19,7 @@ records, in ``window.__xt``:
 from __future__ import annotations
 
 __all__ = [
+    "CONSOLE_FORWARDED",
     "CONSOLE_TAIL",
     "DESCRIBE",
     "HIT",
@@ -37,12 +38,19 @@ __all__ = [
 
 MARK = "data-xt-mark"
 
-INIT = """
+# Console lines a document sends on to the DevTools protocol between two readings of its tail
+# (CONSOLE_TAIL); past that, it counts them and keeps the last ones itself.  Each line sent on
+# costs the browser, the driver and Python a message: a page that writes 100,000 of them as it
+# loads would take seconds to be heard.
+CONSOLE_FORWARDED = 200
+
+INIT = (
+    """
 (() => {
   if (window.__xt) return;
   const st = window.__xt = {
     last: 0, lastTimer: 0, timers: new Map(), st: window.setTimeout.bind(window),
-    navs: 0, crossNavs: 0, downloads: 0, popups: 0, navUrl: '', logs: 0, tail: [],
+    navs: 0, crossNavs: 0, downloads: 0, popups: 0, navUrl: '', logs: 0, tail: [], heard: 0,
   };
   for (const [name, type] of [['log', 'log'], ['info', 'info'], ['warn', 'warning'], ['error', 'error'],
                               ['debug', 'debug'], ['trace', 'trace'], ['dir', 'dir']]) {
@@ -52,6 +60,10 @@ INIT = """
       st.logs++;
       st.tail.push([type, args]);
       if (st.tail.length > 50) st.tail.splice(0, 25);
+      if (st.heard >= """
+    + str(CONSOLE_FORWARDED)
+    + """) return undefined;  // counted here, and kept in the tail
+      st.heard++;
       return f.apply(this, args);
     };
   }
@@ -93,6 +105,7 @@ INIT = """
   }, true);
 })();
 """
+)
 
 SECRET = "data-xt-secret"
 
@@ -143,6 +156,7 @@ CONSOLE_TAIL = """
   const tail = st.tail.slice(-25).map(([type, args]) => [type, args.map(say).join(' ').slice(0, 2000)]);
   const out = [st.logs, tail];
   st.logs = 0;
+  st.heard = 0;
   st.tail = [];
   return out;
 }

@@ -33,7 +33,7 @@ from .settings import BrowserConfig
 
 __all__ = ["MUTE_AFTER", "Watch"]
 
-MUTE_AFTER = 200  # console lines between two observations before a flooding page counts its own
+MUTE_AFTER = scripts.CONSOLE_FORWARDED  # console lines between two observations before a page counts its own
 
 
 class Watch:

@@ -10,10 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
+from playwright.async_api import Page
 from support.helpers import ba, ok
 
 from xmltools.base.results import Failure, Observation, Point
 from xmltools.base.urlpolicy import UrlPolicy
+from xmltools.browser.scripts import CONSOLE_FORWARDED
 from xmltools.browser.session import BrowserSession
 from xmltools.browser.settings import BrowserConfig
 from xmltools.render.prompts import Renderer
@@ -288,3 +290,27 @@ async def test_a_tab_the_old_context_opens_after_it_was_let_go_is_not_listened_t
         assert list(guard._covering) == new.pages
     finally:
         await pool.aclose()
+
+
+async def test_past_its_cap_a_page_counts_its_console_lines_and_does_not_send_them(
+    patient: BrowserSession, site: str
+) -> None:
+    """Past CONSOLE_FORWARDED lines between two observations, the page keeps its lines to itself:
+    none more reaches the DevTools protocol, and the observation still shows the last and the cut."""
+    ok(await patient.launch(site + "/pages/one.html"))
+
+    async def sent(page: Page) -> int:
+        cdp = await page.context.new_cdp_session(page)
+        lines: list[object] = []
+        cdp.on("Runtime.consoleAPICalled", lambda event: lines.append(event))
+        await cdp.send("Runtime.enable")
+        lines.clear()  # what enabling replays of the page's earlier lines
+        await page.evaluate("() => { for (let i = 0; i < 5000; i++) console.log('x' + i); }")
+        await page.evaluate("0")
+        await cdp.detach()
+        return len(lines)
+
+    assert await patient.on_page(sent) <= CONSOLE_FORWARDED
+    obs = await patient.observe()
+    assert obs.console[-1].text == "x4999", obs.console
+    assert any("console entries" in n for n in obs.notes), obs.notes
