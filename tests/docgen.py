@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 END = "<!-- end of generated -->"
-PROFILE_NAMES = ("roo", "full", "aleph", "fractal", "forge")
+PROFILE_NAMES = ("roo", "cline", "full", "aleph", "fractal", "forge")
 
 
 def marker(name: str) -> str:

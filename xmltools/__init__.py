@@ -70,6 +70,7 @@ _OWNERS: dict[str, str] = {
     **dict.fromkeys(["Policy", "State"], "protocol.machine"),
     "Renderer": "render.prompts",
     "Secret": "base.secrets",
+    "TaskProgress": "base.progress",
     "serve_directory": "base.serve",
     **dict.fromkeys(["Expectation", "ExpectationFailed"], "base.expectations"),
     **dict.fromkeys(["Experiment", "load_experiment", "run_experiment"], "lab"),
@@ -129,6 +130,7 @@ __all__ = [
     "StreamClosedError",
     "StreamParser",
     "StubBrowser",
+    "TaskProgress",
     "TextBlock",
     "TextDelta",
     "Tool",
@@ -176,6 +178,7 @@ def __dir__() -> list[str]:
 
 if _typing.TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
     from .base.expectations import Expectation, ExpectationFailed
+    from .base.progress import TaskProgress
     from .base.results import ConsoleEntry, Failure, Observation, Point, Screenshot, Viewport
     from .base.secrets import Secret
     from .base.serve import serve_directory

@@ -52,10 +52,11 @@ from .actions import (
     selector_kind,
 )
 from .base.mistakes import Mistake, MistakeKind
+from .base.progress import TaskProgress
 from .base.quoting import quoted, shorten
 from .base.schema import schema_problem
 from .errors import ConfigError
-from .parser import ToolSyntax, ToolUse, Vocabulary
+from .parser import Block, ToolSyntax, ToolUse, Vocabulary
 from .profiles import ROO, ActionForm, Profile, format_call, get_profile
 
 __all__ = [
@@ -317,10 +318,12 @@ class _BrowserCall:
 class ToolRegistry:
     """The tools a session offers: ``browser_action`` (a profile, some or all of its actions) and host tools.
 
-    ``profile`` is ``"roo"`` (the nine classic actions, by coordinates) or
-    ``"full"`` (targets by ref and selector too, and the form actions), or one
-    of the seeds' dialects; it sets the parser's vocabulary for the browser
-    tool(s), the validation of each action, and the system prompt's template.
+    ``profile`` is ``"roo"`` (the nine classic actions, by coordinates),
+    ``"cline"`` (Cline's six, and ``<task_progress>`` on every tool, the host's
+    too: see :meth:`progress`), ``"full"`` (targets by ref and selector too, and
+    the form actions), or one of the seeds' dialects; it sets the parser's
+    vocabulary for the browser tool(s), the validation of each action, and the
+    system prompt's template.
     ``actions`` (some of the profile's) and ``disabled`` (the host's
     ``disabled_actions``) narrow what is offered: see :func:`offered_actions`.
     """
@@ -392,11 +395,47 @@ class ToolRegistry:
     @property
     def vocabulary(self) -> Vocabulary:
         if self._vocab is None:
-            syn = [t.syntax() for t in self._tools.values()]
+            # every tool as the dialect reads it: with its progress parameter, the host's too
+            syn = [self.profile.with_progress(t.syntax()) for t in self._tools.values()]
             if self.browser:
                 syn[:0] = self.profile.tools
             self._vocab = Vocabulary(syn)
         return self._vocab
+
+    # the model's checklist
+
+    def _declares(self, tool: str, param: str) -> bool:
+        """Whether a host tool takes ``param`` as a parameter of its own (then it is the tool's)."""
+        found = self._tools.get(tool)
+        return found is not None and param in found.params.model_fields
+
+    def call_params(self, call: ToolUse) -> dict[str, str]:
+        """The call's parameters, without the dialect's progress checklist (the host's, never checked)."""
+        params = dict(call.params)
+        param = self.profile.progress_param
+        if param is not None and param in params and not self._declares(call.name, param):
+            del params[param]
+        return params
+
+    def progress(self, blocks: Iterable[Block]) -> TaskProgress | None:
+        """The checklist the message gave in the dialect's progress parameter (cline's task_progress).
+
+        Read from the calls the message acted on: each closed call up to the
+        first complete one (the calls after it are not run; a call cut short
+        counts for nothing).  When several gave one, the last wins.
+        """
+        param = self.profile.progress_param
+        found: TaskProgress | None = None
+        if param is None:
+            return found
+        calls = [b for b in blocks if isinstance(b, ToolUse)]
+        for index, call in enumerate(calls):
+            text = call.params.get(param, "").strip()
+            if text and not call.partial and not self._declares(call.name, param):
+                found = TaskProgress(text, call.name, index)
+            if call.complete:
+                break
+        return found
 
     # validation
 
@@ -433,7 +472,7 @@ class ToolRegistry:
         if tool is None:
             return CallError("unknown_tool", f"there is no tool named <{block.name}> here", block.name)
         try:
-            args = tool.params.model_validate(dict(block.params), context={"ctx": ctx})
+            args = tool.params.model_validate(self.call_params(block), context={"ctx": ctx})
         except ValidationError as e:
             return self._from_validation(e, block.name, self._host_example(tool))
         return ValidCall(block.name, args, block)
@@ -491,7 +530,7 @@ class ToolRegistry:
         """The action the call names, offered here, with its parameters but the action's own."""
         p = self.profile
         tool = block.name
-        params = dict(block.params)
+        params = self.call_params(block)
         action = p.action_of(tool, params) or ""
         if p.action_param is not None:
             params.pop(p.action_param, None)

@@ -5,10 +5,13 @@ tag (if any) *ends* there: the behaviour described in the anchors' notes.  It
 is quadratic-free but slow, and shares no code with ``xmltools.parser``; the
 property tests check that ``compat="roo"`` agrees with it on arbitrary text.
 
-The ``content`` rule is Roo-Code's: when a call named ``write_to_file`` closes,
-its ``content`` is re-read from the first ``<content>`` to the last
+The ``content`` rule is the anchors': when a call named ``write_to_file``
+closes, its ``content`` is re-read from the first ``<content>`` to the last
 ``</content>`` of the call's body; other tools (``insert_content`` and the
-like) keep the value that ended at its first ``</content>``.
+like) keep the value that ended at its first ``</content>``.  The two anchors
+trim differently: Roo trims every value but ``content``, which loses one
+newline at each end (:func:`roo_reference`); Cline trims every value
+(:func:`cline_reference`).
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ def _ends_with(msg: str, end: int, tag: str) -> bool:
     return start >= 0 and msg.startswith(tag, start)
 
 
-def _clean(name: str, value: str) -> str:
-    if name == "content":
+def _clean(name: str, value: str, trim_all: bool = False) -> str:
+    if name == "content" and not trim_all:
         if value.startswith("\n"):
             value = value[1:]
         if value.endswith("\n"):
@@ -37,6 +40,16 @@ def _clean(name: str, value: str) -> str:
 
 
 def roo_reference(msg: str, tools: dict[str, tuple[str, ...]]) -> list[dict[str, Any]]:
+    """Roo-Code's blocks for ``msg``."""
+    return _reference(msg, tools, trim_all=False)
+
+
+def cline_reference(msg: str, tools: dict[str, tuple[str, ...]]) -> list[dict[str, Any]]:
+    """Cline's blocks for ``msg``: Roo's, with every value trimmed (``content`` too)."""
+    return _reference(msg, tools, trim_all=True)
+
+
+def _reference(msg: str, tools: dict[str, tuple[str, ...]], *, trim_all: bool) -> list[dict[str, Any]]:
     every_param = sorted({p for ps in tools.values() for p in ps})
     out: list[dict[str, Any]] = []
     text_from = 0
@@ -46,10 +59,10 @@ def roo_reference(msg: str, tools: dict[str, tuple[str, ...]]) -> list[dict[str,
     value_from = 0
     for end in range(1, len(msg) + 1):
         if tool is not None and param is not None:
-            if _ends_with(msg, end, f"</{param}>"):
-                tool["params"][param] = _clean(param, msg[value_from : end - len(param) - 3])
-                param = None
-            continue
+            if not _ends_with(msg, end, f"</{param}>"):
+                continue
+            tool["params"][param] = _clean(param, msg[value_from : end - len(param) - 3], trim_all)
+            param = None  # and on: a parameter named as its tool closes the call with the same tag
         if tool is not None:
             opened = next((p for p in every_param if _ends_with(msg, end, f"<{p}>")), None)
             if opened is not None:
@@ -63,7 +76,7 @@ def roo_reference(msg: str, tools: dict[str, tuple[str, ...]]) -> list[dict[str,
                     a = body.find("<content>")
                     b = body.rfind("</content>")
                     if a != -1 and b != -1 and b > a:
-                        tool["params"]["content"] = _clean("content", body[a + 9 : b])
+                        tool["params"]["content"] = _clean("content", body[a + 9 : b], trim_all)
                 tool["partial"] = False
                 out.append(tool)
                 tool = None
@@ -79,7 +92,7 @@ def roo_reference(msg: str, tools: dict[str, tuple[str, ...]]) -> list[dict[str,
                 break
     if tool is not None:
         if param is not None:
-            tool["params"][param] = _clean(param, msg[value_from:])
+            tool["params"][param] = _clean(param, msg[value_from:], trim_all)
         out.append(tool)
     else:
         rest = msg[text_from:].strip(JS_WS)

@@ -25,7 +25,7 @@ from ..base.quoting import quoted
 from ..base.results import Viewport
 from ..base.urlpolicy import UrlPolicy
 
-ProfileName: TypeAlias = Literal["roo", "full", "aleph", "fractal", "forge"]
+ProfileName: TypeAlias = Literal["roo", "cline", "full", "aleph", "fractal", "forge"]
 Category: TypeAlias = Literal["read", "navigate", "input", "mutate", "script", "session"]
 CATEGORIES: tuple[Category, ...] = ("read", "navigate", "input", "mutate", "script", "session")
 # whether an action takes exactly one of coordinate, ref and selector: it must, it may, or it has no target

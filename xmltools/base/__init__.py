@@ -4,6 +4,7 @@
 - :mod:`.results`: what an action returns (observations, failures, screenshots);
 - :mod:`.expectations`: assertions recorded with a transcript;
 - :mod:`.mistakes`: the model's mistake, one shape with a kind and a code;
+- :mod:`.progress`: the model's checklist of its task (Cline's ``task_progress``);
 - :mod:`.comparison`: a screenshot comparison's masked regions and findings, as data;
 - :mod:`.secrets`: secret values, resolved and masked;
 - :mod:`.urlpolicy`: which addresses the browser may open;

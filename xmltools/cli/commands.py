@@ -334,7 +334,7 @@ def add_parse_parser(sub: Subparsers) -> None:
     from .options import profile_option
 
     p = sub.add_parser("parse", help="read a model message on stdin, print its blocks as JSON")
-    p.add_argument("--compat", choices=["default", "roo"], default="default")
+    p.add_argument("--compat", choices=["default", "roo", "cline"], default="default")
     profile_option(
         p,
         default="roo",
@@ -373,8 +373,8 @@ def add_prompt_parser(sub: Subparsers) -> None:
     profile_option(
         p,
         default=None,
-        help="roo: the nine classic actions (the default); full: refs, selectors, forms, tabs;"
-        " aleph, fractal, forge: those tools' dialects",
+        help="roo: the nine classic actions (the default); cline: Cline's six, with task_progress;"
+        " full: refs, selectors, forms, tabs; aleph, fractal, forge: those tools' dialects",
     )
     p.add_argument(
         "--observe",

@@ -28,7 +28,7 @@ __all__ = [
     "report_options",
 ]
 
-PROFILE_NAMES = ("roo", "full", "aleph", "fractal", "forge")
+PROFILE_NAMES = ("roo", "cline", "full", "aleph", "fractal", "forge")
 
 
 def profile_option(p: argparse.ArgumentParser, *, default: str | None, help: str) -> None:

@@ -187,7 +187,7 @@ def _drive(run: _Run, recording: _Recording | None) -> LoopResult:
 
 
 def _progress(writer: TranscriptWriter | None) -> Callable[[LoopEvent], None]:
-    """A line for each turn, nudge and budget note, each also written to the transcript if any."""
+    """A line for each turn, checklist, nudge and budget note, each also in the transcript if any."""
     from ..loop import turn_line
 
     def progress(e: LoopEvent) -> None:
@@ -199,6 +199,8 @@ def _progress(writer: TranscriptWriter | None) -> Callable[[LoopEvent], None]:
             if writer is not None:
                 writer.note(e.kind, e.note)
             print(f"  {e.kind}: {e.note.splitlines()[0]}", flush=True)
+        elif e.kind == "progress" and e.turn is not None and e.turn.progress is not None:
+            print(f"  progress: {e.turn.progress.summary()}", flush=True)  # the transcript has it on the turn
 
     return progress
 

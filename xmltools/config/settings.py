@@ -80,10 +80,10 @@ class Config(BaseModel):
     idle_timeout: float | None = Field(None, gt=0, description="close the browser after this long unused")
 
     # what the model sees and may do
-    profile: Literal["roo", "full", "aleph", "fractal", "forge"] = Field(
+    profile: Literal["roo", "cline", "full", "aleph", "fractal", "forge"] = Field(
         "roo",
-        description="roo: the nine classic actions by coordinates; full: refs, selectors, forms, tabs;"
-        " aleph, fractal, forge: those tools' own dialects",
+        description="roo: the nine classic actions by coordinates; cline: Cline's six, with task_progress"
+        " on every tool; full: refs, selectors, forms, tabs; aleph, fractal, forge: those tools' dialects",
     )
     observe: Literal["screenshot", "snapshot", "both"] = Field(
         "screenshot", description="what each result shows: a screenshot, the ARIA snapshot as text, or both"
@@ -174,8 +174,9 @@ class Config(BaseModel):
         20, ge=2, description="loop: the newest turns sent; older ones fold into one summary of fixed size"
     )
     templates: Path | None = Field(None, description="a folder of template overrides")
-    compat: Literal["default", "roo"] = Field(
-        "default", description="default: our dialect; roo: the block output of the Cline / Roo Code parser"
+    compat: Literal["default", "roo", "cline"] = Field(
+        "default",
+        description="default: our dialect; roo, cline: the block output of Roo Code's or Cline's own parser",
     )
     fenced: Literal["call", "text"] = Field(
         "call", description="calls inside fenced code blocks: call reads them, text leaves them as text"

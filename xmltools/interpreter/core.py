@@ -278,6 +278,7 @@ class AsyncInterpreter:
             text = text[: self.config.max_message_chars]
         turn = Turn(assistant={"role": "assistant", "content": text}, result=None, blocks=blocks, cut=cut)
         turn.too_large = too_large
+        turn.progress = self.registry.progress(blocks)
 
         for name in self._sessions.idle_expired(now):
             await self._sessions.close(name)

@@ -108,13 +108,15 @@ class TurnUsage:
 
 @dataclass(frozen=True)
 class LoopEvent:
-    """What ``on_event`` is told: a turn interpreted, a nudge given to the model, or the loop's stop."""
+    """What ``on_event`` is told: a turn interpreted, the model's checklist of its task (``progress``,
+    right after its turn, in a dialect that has one: cline's task_progress), a nudge given to the
+    model, a budget warning, or the loop's stop."""
 
-    kind: Literal["turn", "nudge", "budget", "stop"]
+    kind: Literal["turn", "progress", "nudge", "budget", "stop"]
     index: int
     turn: Turn | None = None
     stop_reason: StopReason | None = None
-    note: str | None = None  # a nudge's or a budget's words to the model
+    note: str | None = None  # a nudge's or a budget's words to the model; a progress event's checklist
     usage: TurnUsage | None = None  # a turn's model call
 
 
@@ -338,6 +340,13 @@ async def _run_turns(run: _Run) -> LoopResult:
     return out
 
 
+async def _emit_turn(run: _Run, index: int, turn: Turn, used: TurnUsage) -> None:
+    """Tell the host of the turn, then of the checklist it gave (when its dialect has one)."""
+    await run.emit(LoopEvent("turn", index, turn, usage=used))
+    if turn.progress is not None:
+        await run.emit(LoopEvent("progress", index, turn, note=turn.progress.text))
+
+
 async def _turn(run: _Run, index: int) -> bool:
     """One turn: the model called, its reply interpreted (a held call answered), the turn recorded and
     told; then what it leads to.  True when it stops the run."""
@@ -350,9 +359,9 @@ async def _turn(run: _Run, index: int) -> bool:
     _log_turn(index, turn, used, run.priced)
     if turn.approval_required is not None:
         run.out.stop_reason = "approval_required"
-        await run.emit(LoopEvent("turn", index, turn, usage=used))
+        await _emit_turn(run, index, turn, used)
         return True
-    await run.emit(LoopEvent("turn", index, turn, usage=used))
+    await _emit_turn(run, index, turn, used)
     if not turn.used_tool and not turn.too_large:  # a message too long to read is answered
         return _no_tool(run)
     if turn.result is not None:

@@ -10,8 +10,9 @@ Two modes exist:
 * ``compat="default"``: our dialect.  Tags mentioned in prose stay text,
   truncated calls never count as complete, duplicate and unknown tags make a
   call invalid, and the ``text``-like raw parameters keep their spaces.
-* ``compat="roo"``: the block output of the Cline / Roo-Code whole-message
-  parser, reproduced for migration and comparison (``compat.py``).
+* ``compat="roo"`` and ``compat="cline"``: the block output of Roo-Code's and
+  Cline's whole-message parsers, reproduced for migration and comparison
+  (``compat.py``).  They differ only in trimming: Cline trims every value.
 
 The modules, each with one concern::
 
@@ -20,7 +21,7 @@ The modules, each with one concern::
     text.py        the stored text of the message, and reading a span of it
     state.py       the scanner's state between feeds, and the moves its steps share
     scanner.py     the steps of our dialect, one per state: STEPS[state]
-    compat.py      roo's steps: ROO_STEPS[state]
+    compat.py      the anchors' steps (roo, cline): ANCHOR_STEPS[state]
     stream.py      StreamParser: feed, close, blocks
     __init__.py    parse(), and the public names
 

@@ -7,7 +7,7 @@ and returns the next state and index; it loops within its own state, so
 returning its own state means "wait for more text".  (``feed`` has quick paths
 of its own for a chunk that cannot change the state.)
 Every decision depends only on the text up to a bounded look-ahead, so any
-chunking gives the blocks of the whole text.  Roo's steps live in
+chunking gives the blocks of the whole text.  The anchors' steps live in
 ``compat.py``; this module must not import it (nor ``stream.py``).  It is pure.
 """
 

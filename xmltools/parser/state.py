@@ -4,7 +4,7 @@ This module owns ``ScanState``: the scanner's state (``TEXT``, ``PENDING``,
 ``TOOL`` or ``PARAM``), its position in the window, the call being read
 (``OpenCall``), the blocks already finished, the fence tracking, and the moves
 on them that several steps make (open a call, close a value, finish a call,
-report a tag).  The steps themselves live in ``scanner.py`` (and roo's in
+report a tag).  The steps themselves live in ``scanner.py`` (and the anchors' in
 ``compat.py``): this module must import neither of them, nor ``stream.py``,
 nor anything outside this package.  It is pure.
 """
@@ -115,6 +115,7 @@ class ScanState(TextStore):
     """The scanner's state over the stored text; ``scanner.advance`` moves it on."""
 
     __slots__ = (
+        "_anchor",
         "_done",
         "_emit",
         "_fence_line",
@@ -125,7 +126,6 @@ class ScanState(TextStore):
         "_ntools",
         "_opener",
         "_pos",
-        "_roo",
         "_state",
         "_steps",
         "_text_start",
@@ -140,7 +140,7 @@ class ScanState(TextStore):
         steps: Mapping[int, Step],
         value_rule: ValueRule,
         *,
-        roo: bool,
+        anchor: bool,
         fenced_text: bool,
         max_param: int,
     ) -> None:
@@ -148,7 +148,7 @@ class ScanState(TextStore):
         self.vocab = vocab
         self._steps = steps
         self._value_rule = value_rule
-        self._roo = roo
+        self._anchor = anchor  # an anchor's mode (compat roo or cline): blocks as the anchors build them
         self._fenced_text = fenced_text
         self._max_param = max_param
         self._pos = 0  # where the undecided text begins

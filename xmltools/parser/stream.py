@@ -3,8 +3,9 @@
 This module owns the parser's public face: taking chunks in (host misuse and
 the message size limit), choosing the step table for the mode, and the
 snapshot of the blocks so far (what is final, what is still partial).  The
-scanning itself is ``scanner.py`` (and ``compat.py`` for roo).  It is pure: it
-must import neither jinja2 nor playwright nor pydantic (nor anything that does).
+scanning itself is ``scanner.py`` (and ``compat.py`` for the anchors' modes).
+It is pure: it must import neither jinja2 nor playwright nor pydantic (nor
+anything that does).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Literal
 
 from ..errors import ConfigError, StreamClosedError, UsageError
 from .blocks import Block, Diagnostic, Event, ParamDelta, Span, TextBlock, TextDelta, ToolUse
-from .compat import ROO_STEPS, roo_value
+from .compat import ANCHOR_STEPS, VALUE_RULES
 from .scanner import STEPS, TRIM, advance, tuple_new
 from .state import PARAM, PENDING, TEXT, TOOL, OpenCall, ScanState, default_value
 from .text import MERGE
@@ -22,7 +23,7 @@ from .vocabulary import WS, HasVocabulary, Limits, ToolSyntax, Vocabulary
 
 __all__ = ["Compat", "Fenced", "StreamParser"]
 
-Compat = Literal["default", "roo"]
+Compat = Literal["default", "roo", "cline"]
 Fenced = Literal["call", "text"]
 
 
@@ -70,20 +71,20 @@ class StreamParser(ScanState):
         fenced: Fenced = "call",
         limits: Limits | None = None,
     ) -> None:
-        if compat not in ("default", "roo"):
-            raise ConfigError(f"compat must be 'default' or 'roo', not {compat!r}")
+        if compat not in ("default", "roo", "cline"):
+            raise ConfigError(f"compat must be 'default', 'roo' or 'cline', not {compat!r}")
         if fenced not in ("call", "text"):
             raise ConfigError(f"fenced must be 'call' or 'text', not {fenced!r}")
         vocab = Vocabulary.coerce(tools)
         self.compat: Compat = compat
         self.fenced: Fenced = fenced
         self.limits = limits or Limits()
-        roo = compat == "roo"
+        anchor = compat != "default"
         super().__init__(
             vocab,
-            ROO_STEPS if roo else STEPS,
-            roo_value if roo else default_value,
-            roo=roo,
+            ANCHOR_STEPS if anchor else STEPS,
+            VALUE_RULES[compat] if anchor else default_value,
+            anchor=anchor,
             fenced_text=fenced == "text",
             max_param=self.limits.max_param_chars,
         )
@@ -199,7 +200,7 @@ class StreamParser(ScanState):
             return []
         k = s.find(close)
         i = k + len(close)
-        if self._roo or len(s) > TRIM or s.find(">", i) >= 0:
+        if self._anchor or len(s) > TRIM or s.find(">", i) >= 0:
             return None
         # The value ends here, and no tag can end after it: close the value and wait
         # in the call's body at the last '<' (what the steps do, in short).
@@ -299,16 +300,16 @@ class StreamParser(ScanState):
         if tool.param:
             a = tool.param_start
             b = end
-            if not self._roo:
+            if not self._anchor:
                 tail = self._slice(max(a, b - len(tool.param) - 2), b)
                 b -= _held_back(tail, tool.param_close)
             if b - a > self._max_param and tool.param not in tool.too_big:
                 diags.append(self._too_big_diag(tool.param, a))
             b = min(b, a + self._max_param)
-            if tool.param not in tool.spans or self._roo:
+            if tool.param not in tool.spans or self._anchor:
                 params[tool.param] = self._value(tool, tool.param, a, b)
                 spans[tool.param] = (a, b)
-        if final and not self._roo:
+        if final and not self._anchor:
             if tool.param:
                 diags.append(
                     Diagnostic(
@@ -331,8 +332,8 @@ class StreamParser(ScanState):
         st = self._state
         length = self._len
         if st == TEXT:
-            end = length if (final or self._roo) else self._pos
-            out.extend(self._text_block(self._text_start, end, self._roo or not final))
+            end = length if (final or self._anchor) else self._pos
+            out.extend(self._text_block(self._text_start, end, self._anchor or not final))
         elif st == PENDING:
             ostart = self._opener[0]
             out.extend(self._text_block(self._text_start, ostart, not final))

@@ -2,7 +2,8 @@
 
 The format's shape, apart from the writer and the loader in
 :mod:`xmltools.record.transcript` that use it: the header, the plain messages, what
-the model wrote (with the tokens its call took, when a loop said), each call's
+the model wrote (with the tokens its call took, when a loop said, and the
+checklist of its task, in a dialect that has one), each call's
 outcome, the host's assertions, the loop's notes to the model (nudges and
 budget warnings), and how the run ended.  Pure data: it imports no browser,
 renderer or interpreter.
@@ -115,6 +116,8 @@ class AssistantRecord(_Record):
     cut: bool = False  # the host stopped the model's stream after its first complete call
     duration: float | None = None  # seconds the interpreter took on this message (browser included)
     usage: Usage | None = None  # the call's tokens, when a loop recorded them
+    # the model's checklist of its task, in a dialect that has one (cline's task_progress)
+    progress: str | None = None
 
 
 class NoteRecord(_Record):

@@ -5,8 +5,9 @@ and the task, folded), how it ended (the run's outcome and stop reason, or the
 replay's outcome and summary) and counts, with a link to the first step that
 went wrong.  Then one section per assistant message, anchored ``#step-N`` and
 linked to its neighbours: the message (marked when the host cut its stream),
-the time the step took, and what became of each call: status, error, page,
-console, notes and the screenshot.
+the time the step took, the checklist of its task the model gave (in a dialect
+that has one), and what became of each call: status, error, page, console,
+notes and the screenshot.
 
 A click or a hover is marked where it landed (its ``coordinate``, else where
 the mouse was after it) on the screenshot the model was looking at when it
@@ -36,6 +37,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..actions import ACTIONS, parse_coordinate
+from ..base.progress import TaskProgress
 from ..base.results import Point, Screenshot, Viewport
 from ..browser.images import image_size
 from ..errors import TranscriptError, UsageError
@@ -160,6 +162,7 @@ class Step:
     rematched: list[str] = field(default_factory=list)  # elements found again by their identity
     usage: str | None = None  # what the model call that wrote it took, when recorded
     notes: list[tuple[str, str]] = field(default_factory=list)  # (nudge | budget, text) told after it
+    progress: TaskProgress | None = None  # the model's checklist of its task, as this message gave it
 
 
 # -- images -----------------------------------------------------------------------------------------
@@ -380,6 +383,7 @@ class _Build:
         self.total += duration or 0.0
         step = Step(index, self.fill(assistant.content), assistant.cut, _seconds(duration), [])
         step.usage = _usage(assistant.usage)
+        step.progress = TaskProgress(self.fill(assistant.progress)) if assistant.progress else None
         step.notes = [(n.kind, self.fill(n.text)) for n in told]
         self.nudges += sum(n.kind == "nudge" for n in told)
         if assistant.usage is not None:

@@ -468,8 +468,10 @@ class TranscriptWriter:
             self._write_line(data, sync=sync)
             return
         data = self._clean(record.model_dump(mode="json", exclude_defaults=False))
-        if isinstance(data, dict) and data.get("role") == "assistant" and data.get("usage") is None:
-            data.pop("usage", None)  # a message whose call's usage nobody gave
+        if isinstance(data, dict) and data.get("role") == "assistant":
+            for key in ("usage", "progress"):  # what nobody gave (a call's usage, a checklist) is left out
+                if data.get(key) is None:
+                    data.pop(key, None)
         observation = data.get("observation") if isinstance(data, dict) else None
         if isinstance(observation, dict):  # what only some steps have is left out where they have none
             for key in ("identity", "rematch"):
@@ -555,6 +557,7 @@ class TranscriptWriter:
             cut=turn.cut,
             duration=round(turn.duration, 4),
             usage=Usage.model_validate(usage, from_attributes=True) if usage is not None else None,
+            progress=turn.progress.text if turn.progress is not None else None,
         )
         self._write(assistant, sync=False)
         index = {id(c): i for i, c in enumerate(turn.calls)}

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..base.mistakes import Mistake, WrongTarget
+from ..base.progress import TaskProgress
 from ..base.results import Failure, Observation
 from ..parser import Event as ParseEvent
 from ..parser import ToolUse
@@ -81,6 +82,9 @@ class Turn:
     approval_required: PendingApproval | None = None
     sessions: tuple[str, ...] = ()  # the browser sessions open after this turn, by name
     duration: float = 0.0  # seconds the interpreter took on this message (the browser's work included)
+    # the model's checklist of its task, when its dialect has one (cline's task_progress) and the
+    # message gave it: for the host, never an error
+    progress: TaskProgress | None = None
 
     @property
     def messages(self) -> list[dict[str, Any]]:

@@ -386,7 +386,7 @@ def test_the_config_gives_validation_its_workspace_and_profile(disk: dict[str, P
     assert ctx.upload_roots == (disk["ws"], disk["roots"])
     assert isinstance(upload("cv.pdf", ctx), Upload)
     with pytest.raises(ConfigError):
-        Config.build(profile="cline")
+        Config.build(profile="cursor")
     with pytest.raises(ConfigError):
         Config.build(observe="video")
     with pytest.raises(ConfigError):
@@ -455,7 +455,7 @@ def test_registry_profiles_and_action_sets() -> None:
     e = err(ba(action="fill", ref="e1", text="x"), small)
     assert e.code == "disabled_action" and "launch, snapshot, click, close" in e.message
     with pytest.raises(ConfigError, match="unknown profile"):
-        ToolRegistry(profile="cline")  # type: ignore[arg-type]
+        ToolRegistry(profile="cursor")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="unknown browser actions"):
         ToolRegistry(actions=["launch", "fill", "close"])  # fill is not a roo action
     with pytest.raises(ConfigError):

@@ -549,7 +549,7 @@ def test_host_misuse_raises() -> None:
     with pytest.raises(UsageError):
         parse(None)  # type: ignore[arg-type]
     with pytest.raises(ConfigError):
-        StreamParser(compat="cline")  # type: ignore[arg-type]
+        StreamParser(compat="cline-v1")  # type: ignore[arg-type]
     with pytest.raises(ConfigError):
         ToolSyntax("bad name", ("a",))
     with pytest.raises(ConfigError):

@@ -1,4 +1,4 @@
-"""Property tests of the parser: it never raises, streams exactly, and roo mode matches the oracle."""
+"""Property tests of the parser: it never raises, streams exactly, and the anchors' modes match the oracle."""
 
 from __future__ import annotations
 
@@ -6,14 +6,16 @@ import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.parser_oracle import JS_WS, roo_reference
+from support.parser_oracle import JS_WS, cline_reference, roo_reference
 
 from xmltools import BROWSER_ACTION, Limits, StreamParser, TextBlock, ToolSyntax, ToolUse, parse
 
 WRITE = ToolSyntax("write_to_file", ("path", "content", "line_count"), frozenset({"content"}))
 # a tool with a content parameter that Roo-Code's write_to_file rule does not apply to
 INSERT = ToolSyntax("insert_content", ("path", "line", "content"))
-TOOLS = [BROWSER_ACTION, WRITE, INSERT]
+# a tool whose calls carry a checklist, as every tool of the cline dialect does
+DONE = ToolSyntax("attempt_completion", ("result", "task_progress"))
+TOOLS = [BROWSER_ACTION, WRITE, INSERT, DONE]
 TOOL_PARAMS = {t.name: t.params for t in TOOLS}
 
 FRAGMENTS = [
@@ -39,6 +41,11 @@ FRAGMENTS = [
     "</line>",
     "<url>",
     "</url>",
+    "<attempt_completion>",
+    "</attempt_completion>",
+    "<task_progress>",
+    "</task_progress>",
+    "- [x] ",
     "</coord",
     "<browser_",
     "<",
@@ -66,7 +73,7 @@ FRAGMENTS = [
 
 messages = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=4)), max_size=40).map("".join)
 chunkings = st.lists(st.integers(min_value=1, max_value=12), min_size=1, max_size=50)
-modes = st.sampled_from(["default", "roo"])
+modes = st.sampled_from(["default", "roo", "cline"])
 fences = st.sampled_from(["call", "text"])
 SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -156,6 +163,33 @@ def test_roo_content_rule_matches_the_reference_model() -> None:
         assert as_oracle(parse(msg, tools=TOOLS, compat="roo")) == roo_reference(msg, TOOL_PARAMS), msg
 
 
+@SETTINGS
+@given(messages)
+def test_cline_mode_matches_the_reference_model(text: str) -> None:
+    assert as_oracle(parse(text, tools=TOOLS, compat="cline")) == cline_reference(text, TOOL_PARAMS)
+
+
+def test_cline_content_rule_matches_the_reference_model() -> None:
+    for msg in ROO_CONTENT_MESSAGES:
+        assert as_oracle(parse(msg, tools=TOOLS, compat="cline")) == cline_reference(msg, TOOL_PARAMS), msg
+
+
+@SETTINGS
+@given(messages, chunkings)
+def test_cline_mode_streams_as_cline_reparses(text: str, sizes: list[int]) -> None:
+    # Cline parses the whole text again after every chunk: mid-stream, the blocks so far are those
+    sp = StreamParser(TOOLS, compat="cline")
+    i = k = 0
+    while i < len(text):
+        n = sizes[k % len(sizes)]
+        sp.feed(text[i : i + n])
+        i += n
+        k += 1
+        assert as_oracle(sp.blocks()) == cline_reference(text[:i], TOOL_PARAMS)
+    sp.close()
+    assert sp.blocks() == parse(text, tools=TOOLS, compat="cline")
+
+
 # A well-formed call always round-trips, whatever the values (short of their own closing tags).
 values = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=30)
 
@@ -197,6 +231,7 @@ SEEDS = [
     "Typing now.\n```xml\n<browser_action>\n<action>type</action>\n<text>a < b && </div></text>\n</browser_action>\n```",
     "Use the <browser_action> tool, e.g. `<browser_action>`.\n<browser_action><action>close</action></browser_action>",
     "<write_to_file><path>a.txt</path><content>\n</content> x </content></write_to_file> then <browser_action><action>scroll_down</action>",
+    "<attempt_completion>\n<result> Done </result>\n<task_progress>\n- [x] Open\n- [ ] Close\n</task_progress>\n</attempt_completion>",
 ]
 
 
@@ -221,7 +256,7 @@ def test_thousands_of_mutated_messages() -> None:
     rnd = random.Random(20261122)
     for n in range(3000):
         msg = mutate(rnd, rnd.choice(SEEDS) * rnd.randint(1, 3))
-        compat = "roo" if n % 3 == 0 else "default"
+        compat = ("roo", "cline", "default", "default")[n % 4]
         whole = parse(msg, tools=TOOLS, compat=compat)  # type: ignore[arg-type]
         if n % 10 == 0:
             sizes = [rnd.randint(1, 10) for _ in range(20)]
@@ -230,6 +265,8 @@ def test_thousands_of_mutated_messages() -> None:
                 assert sp.blocks() == whole
         if compat == "roo":
             assert as_oracle(whole) == roo_reference(msg, TOOL_PARAMS)
+        elif compat == "cline":
+            assert as_oracle(whole) == cline_reference(msg, TOOL_PARAMS)
         for b in whole:
             assert 0 <= b.span[0] <= b.span[1] <= len(msg)
             if isinstance(b, ToolUse) and b.complete:

@@ -65,7 +65,9 @@ def full_renderer() -> Renderer:
     return r
 
 
-def registry(actions: list[str] | None = None, profile: Literal["roo", "full"] = "roo") -> ToolRegistry:
+def registry(
+    actions: list[str] | None = None, profile: Literal["roo", "cline", "full"] = "roo"
+) -> ToolRegistry:
     reg = ToolRegistry(actions=actions, profile=profile)
     reg.register(Tool("write_note", NoteParams, print, "Save a note for later.", raw=frozenset({"body"})))
     return reg
@@ -91,6 +93,13 @@ CASES: dict[str, Callable[[], Rendered | str]] = {
         ToolRegistry(profile="full", actions=["launch", "fill", "upload", "close"]), observe="both"
     ),
     "system_roo_snapshot": lambda: R.system_prompt(ToolRegistry(), observe="snapshot"),
+    "system_cline": lambda: R.system_prompt(registry(profile="cline")),
+    "system_cline_small": lambda: Renderer(policy=Policy.ALLOW).system_prompt(
+        ToolRegistry(profile="cline", actions=["launch", "click", "close"]),
+        Viewport(width=1280, height=800),
+        observe="both",
+        file_urls=True,
+    ),
     "result_browser": lambda: R.browser_result("click", OBS),
     "result_browser_quiet": lambda: R.browser_result("scroll_down", QUIET),
     "result_browser_snapshot": lambda: R.browser_result("fill", SEEN_AS_TEXT),
