@@ -251,7 +251,7 @@ class AsyncWorker:
 
     def close(self) -> None:
         async def shut() -> None:
-            await self.interp.close()
+            await self.interp.aclose()
             await self.browser.close()
             await self.pw.stop()
 
