@@ -4,6 +4,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.xmltools-installed
+# the MCP servers the tests run that come from npm (server-everything, server-filesystem), installed
+# from the committed lock into tests/support/npm/node_modules (ignored by git)
+NPM_DIR := tests/support/npm
 
 .PHONY: demo test test-fast stress bench lint docs browser clean
 
@@ -56,10 +59,11 @@ lint: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
-$(STAMP): pyproject.toml setup.py
+$(STAMP): pyproject.toml setup.py $(NPM_DIR)/package-lock.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	cd $(NPM_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $(STAMP)
 
 # Find a Chromium; install Debian's package when there is none and we may.
@@ -76,4 +80,4 @@ browser: $(STAMP)
 	fi
 
 clean:
-	rm -rf $(VENV) build dist site *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist site *.egg-info .pytest_cache .mypy_cache .ruff_cache $(NPM_DIR)/node_modules

@@ -16,6 +16,7 @@ misuses the API, and for failures it must hear about directly.
      ├── BrowserError            the browser could not be found, started or reached
      │    ├── BrowserNotFoundError
      │    └── RemoteBrowserError
+     ├── McpServerError          an MCP server could not be started or reached, or the mcp extra is missing
      ├── MistakeLimitError       the model reached the mistake limit (when the host asked to raise)
      └── ModelError              the model endpoint failed (HTTP error, dropped connection)
 
@@ -31,7 +32,8 @@ problem it is:
 2   a usage error: bad arguments, :class:`UsageError` and its subclasses (``ConfigError``,
     ``TranscriptError``), and a file named on the command line that cannot be read
 3   the environment: :class:`BrowserError` and its subclasses (no browser, a bad executable,
-    an unreachable remote endpoint), :class:`ModelError` (the model endpoint failed)
+    an unreachable remote endpoint), :class:`ModelError` (the model endpoint failed),
+    :class:`McpServerError` (an MCP server's command not found, a server that does not start)
 ==  ===================================================================================
 
 This module imports nothing from the rest of the package.
@@ -48,6 +50,7 @@ __all__ = [
     "BrowserError",
     "BrowserNotFoundError",
     "ConfigError",
+    "McpServerError",
     "MistakeLimitError",
     "ModelError",
     "RemoteBrowserError",
@@ -108,6 +111,11 @@ class RemoteBrowserError(BrowserError):
     """A remote browser could not be reached over the DevTools protocol."""
 
 
+class McpServerError(XmltoolsError):
+    """An MCP server could not be started or reached (a command not found, a server that does not
+    answer when it starts), or the ``mcp`` extra is not installed."""
+
+
 class MistakeLimitError(XmltoolsError):
     """The model made too many consecutive mistakes (raised only on request).
 
@@ -138,7 +146,7 @@ EXIT_ENVIRONMENT = 3  # no browser, a browser or model endpoint that cannot be r
 
 def exit_code(e: BaseException) -> int:
     """The exit code for an error a command raised (see the table above)."""
-    if isinstance(e, BrowserError | ModelError):
+    if isinstance(e, BrowserError | ModelError | McpServerError):
         return EXIT_ENVIRONMENT
     if isinstance(e, UsageError):
         return EXIT_USAGE

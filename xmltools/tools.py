@@ -137,6 +137,11 @@ class Tool:
     raw: frozenset[str] = frozenset()
     completes: bool = False
     category: str | None = None  # an approval category (read, navigate, …); None: not gated
+    # a tool whose calls differ (an MCP server's): readied before the check (async), checked after its
+    # model (the model's mistake, or None), and its category per call (None: not gated)
+    prepare: Callable[[Mapping[str, str]], Awaitable[None]] | None = None
+    check: Callable[[BaseModel], CallError | None] | None = None
+    category_for: Callable[[BaseModel], str | None] | None = None
 
     def __post_init__(self) -> None:
         if self.category is not None and self.category not in CATEGORIES:
@@ -475,7 +480,8 @@ class ToolRegistry:
             args = tool.params.model_validate(self.call_params(block), context={"ctx": ctx})
         except ValidationError as e:
             return self._from_validation(e, block.name, self._host_example(tool))
-        return ValidCall(block.name, args, block)
+        wrong = tool.check(args) if tool.check is not None else None
+        return wrong if wrong is not None else ValidCall(block.name, args, block)
 
     def _diagnosed(self, block: ToolUse) -> CallError:
         d = block.diagnostics[0] if block.diagnostics else None

@@ -37,11 +37,13 @@ ALLOWED: dict[str, set[str]] = {
     "protocol": {*_BASE, "actions", "parser"},
     "profiles": {*_BASE, "actions", "parser"},
     "tools": {*_BASE, "actions", "parser", "profiles"},
+    # MCP servers as tools: the SDK behind one part; it never sees the configuration or the templates
+    "mcp": {*_BASE, "profiles", "tools"},
     # the browser: Playwright behind one seam; it never sees the configuration, tools or templates
     "browser": {*_BASE, "actions"},
     # the configuration builds each subsystem's frozen view (the browser's among them)
-    "config": {*_BASE, "browser", "parser", "protocol", "tools"},
-    "render": {*_BASE, "profiles", "protocol", "tools"},
+    "config": {*_BASE, "browser", "mcp", "parser", "protocol", "tools"},
+    "render": {*_BASE, "mcp", "profiles", "protocol", "tools"},
     # turns, transcripts and their report: below the interpreter and the three uses
     "record": {*_BASE, "actions", "browser", "config", "parser", "profiles", "protocol", "render", "tools"},
     "interpreter": {
@@ -49,6 +51,7 @@ ALLOWED: dict[str, set[str]] = {
         "actions",
         "browser",
         "config",
+        "mcp",
         "parser",
         "profiles",
         "protocol",

@@ -102,9 +102,12 @@ class Secret:
                 raise UsageError("origins is a list of origins, such as ['https://app.example.com']")
             kept = []
             for o in self.origins:
+                if o.startswith("mcp:") and len(o) > 4:  # an MCP server, by its configured name
+                    kept.append(o)
+                    continue
                 origin = origin_of(o)
                 if not origin.startswith(("http://", "https://")) or origin.endswith("://"):
-                    raise UsageError(f"{o!r} is not an origin: write scheme://host[:port]")
+                    raise UsageError(f"{o!r} is not an origin: write scheme://host[:port], or mcp:SERVER")
                 kept.append(origin)
             object.__setattr__(self, "origins", tuple(kept))
 
@@ -131,6 +134,10 @@ class Secret:
 
     def allows(self, url: str) -> bool:
         return self.origins is None or origin_of(url) in self.origins
+
+    def for_server(self, server: str) -> bool:
+        """Whether the secret may go to the MCP server ``server``: only when bound to it (``mcp:NAME``)."""
+        return self.origins is not None and f"mcp:{server}" in self.origins
 
 
 def as_secrets(given: Mapping[str, str | Secret]) -> dict[str, Secret]:

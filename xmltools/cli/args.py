@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="xmltools",
         description="Interpret XML tool calls written by a model.",
         epilog="exit codes: 0 success; 1 the run failed or drifted; 2 a usage error (arguments, settings,"
-        " files); 3 the environment (no browser, an endpoint that cannot be reached)",
+        " files); 3 the environment (no browser, an endpoint that cannot be reached, an MCP server that"
+        " does not start)",
     )
     ap.add_argument("--version", action="version", version=f"xmltools {__version__}")
     ap.add_argument("-v", "--verbose", action="count", default=0, help=_VERBOSE_HELP)

@@ -287,7 +287,7 @@ def add_parser(sub: Subparsers) -> None:
         description="Exit codes: 0 the model ended the run (it completed, or answered without a tool);"
         " 1 the loop stopped it (the mistake limit; --max-turns, even when the model answered on the"
         " last turn it was given; a call held for approval); 2 a usage error; 3 the environment (no"
-        " browser, a model endpoint that fails).",
+        " browser, a model endpoint that fails, an MCP server that does not start).",
     )
     provider_option(
         p,

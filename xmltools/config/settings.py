@@ -40,8 +40,9 @@ from ..base.results import Viewport
 from ..base.secrets import ENV_PREFIX as SECRET_PREFIX  # XMLTOOLS_SECRET_<NAME>: read by a replay
 from ..base.urlpolicy import UrlPolicy
 from ..errors import ConfigError
+from ..mcp.settings import ServerSettings, read_servers
 from ..parser import Limits
-from ..protocol.approval import CATEGORIES
+from ..protocol.approval import CATEGORIES, is_named_rule
 from ..protocol.machine import Policy
 from ..tools import ActionContext, parse_size
 
@@ -120,7 +121,8 @@ class Config(BaseModel):
     approval: dict[str, Literal["allow", "deny", "ask"]] = Field(
         default_factory=dict,
         description="per category (read, navigate, input, mutate, script, session): allow, deny or ask;"
-        " unnamed categories allow, except script, which asks",
+        " unnamed categories allow, except script, which asks; mcp:SERVER and mcp:SERVER/TOOL rule"
+        " on MCP calls before their category",
     )
     disabled_actions: tuple[str, ...] = Field(
         (), description="browser actions left out of the prompt and refused"
@@ -188,6 +190,17 @@ class Config(BaseModel):
     )
     max_param_chars: int = Field(1_000_000, ge=1, description="the longest value of one call parameter")
 
+    # MCP servers (the xmltools[mcp] extra)
+    mcp_servers: dict[str, Any] | Path | None = Field(
+        None, description="MCP servers in the mcpServers shape, or the path of an mcp.json"
+    )
+    mcp_start: Literal["lazy", "eager"] = Field(
+        "lazy", description="start MCP servers on first use (lazy) or when the run starts (eager)"
+    )
+    mcp_prompt_chars: int = Field(
+        8_000, ge=500, description="past this size of tool entries, the prompt lists MCP tools by name only"
+    )
+
     rematch: Literal["on", "off", "strict"] = Field(
         "on",
         description="replay: when a step's ref, selector or point reaches another element than the"
@@ -239,9 +252,12 @@ class Config(BaseModel):
     @classmethod
     def _approval(cls, v: object) -> object:
         if isinstance(v, Mapping):
-            unknown = sorted(str(k) for k in v if k not in CATEGORIES)
+            unknown = sorted(str(k) for k in v if k not in CATEGORIES and not is_named_rule(str(k)))
             if unknown:
-                raise ValueError(f"unknown categories {unknown}; the categories are: {', '.join(CATEGORIES)}")
+                raise ValueError(
+                    f"unknown categories {unknown}; the categories are: {', '.join(CATEGORIES)}"
+                    " (and mcp:SERVER or mcp:SERVER/TOOL for MCP calls)"
+                )
         return v
 
     @field_validator("disabled_actions", "capabilities", mode="before")
@@ -280,6 +296,10 @@ class Config(BaseModel):
 
     def limits(self) -> Limits:
         return Limits(max_message_chars=self.max_message_chars, max_param_chars=self.max_param_chars)
+
+    def mcp_settings(self) -> tuple[ServerSettings, ...]:
+        """The enabled MCP servers (the mcp package's view; a bad entry is one line naming its field)."""
+        return read_servers(self.mcp_servers)
 
     def browser_settings(self) -> BrowserConfig:
         """The browser's frozen view of this configuration (the browser package never sees Config)."""

@@ -21,7 +21,7 @@ import inspect
 import logging
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
@@ -31,6 +31,8 @@ from ..base.results import Failure, Identity
 from ..base.secrets import names_in
 from ..config.settings import Config
 from ..errors import BrowserError
+from ..mcp.results import McpResult
+from ..mcp.server import ServerLost
 from ..parser import ToolUse
 from ..profiles import DEFAULT_SESSION
 from ..protocol.approval import Allow, ApprovalPolicy, Ask, PendingApproval
@@ -96,6 +98,9 @@ class CallRunner:
     async def run(self, call: ToolUse, turn: Turn) -> CallResult:
         """The message's call: checked, allowed by the protocol and the approval policy, then run."""
         self.pending = None
+        tool = self.registry.get(call.name)
+        if tool is not None and tool.prepare is not None:  # an MCP server starts on its first call
+            await tool.prepare(self.registry.call_params(call))
         checked = self.check(call)
         if not isinstance(checked, ValidCall):
             return checked
@@ -166,11 +171,15 @@ class CallRunner:
         """None when the call may run; otherwise what the model reads of a denial or of a held call."""
         action = checked.written
         host = self.registry.get(call.name)
-        category = self.approval.category_of(call.name, checked.action, host.category if host else None)
+        declared = host.category if host else None
+        if host is not None and host.category_for is not None:  # per call: an MCP tool's hints
+            declared = host.category_for(checked.args)
+        category = self.approval.category_of(call.name, checked.action, declared)
         if category is None:
             return None
         asks = checked.written in self.registry.profile.ask if checked.browser else False
-        decision = await self.approval.decide(checked, call.name, action, category, asks=asks)
+        names = _rule_names(checked.args)
+        decision = await self.approval.decide(checked, call.name, action, category, asks=asks, names=names)
         if isinstance(decision, Allow):
             return None
         if isinstance(decision, Ask):
@@ -281,10 +290,16 @@ class CallRunner:
     async def _run_host(self, call: ToolUse, checked: ValidCall, turn: Turn) -> CallResult:
         tool = self.registry.get(call.name)
         assert tool is not None
+        refused = self._secret_refused(call, checked)
+        if refused is not None:
+            return refused
         try:
             out = tool.handler(checked.args)
             if inspect.isawaitable(out):
                 out = await out
+        except ServerLost as e:  # a server that broke during the call: not the model's mistake
+            told = self.secrets.rendered(self.renderer.mcp_unavailable(e.server, e.why))
+            return CallOutcome(call, "failed", call.name, output=told.text), [told], False
         except Exception as e:  # a host handler's failure goes back to the model as an error result
             msg = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
             return (
@@ -292,6 +307,11 @@ class CallRunner:
                 [self.renderer.tool_failure(call.name, msg)],
                 False,
             )
+        if isinstance(out, McpResult):
+            rendered = [self.secrets.rendered(self._capped(r)) for r in self.renderer.mcp_result(out)]
+            output = self.secrets.hide(out.text()) if self.secrets.hide else out.text()
+            status: Literal["ok", "failed"] = "failed" if out.is_error else "ok"
+            return CallOutcome(call, status, call.name, output=output), rendered, not out.is_error
         text = out if isinstance(out, str) else _describe(out)
         if tool.completes:
             turn.completed = True
@@ -300,6 +320,28 @@ class CallRunner:
             [self.renderer.tool_result(call.name, text)],
             True,
         )
+
+    def _secret_refused(self, call: ToolUse, checked: ValidCall) -> CallResult | None:
+        """An MCP call whose arguments name a secret not bound to its server: refused before it runs."""
+        server = getattr(checked.args, "server_name", None)
+        if server is None:
+            return None
+        left = [n for v in checked.args.model_dump().values() if isinstance(v, str) for n in names_in(v)]
+        if not left:
+            return None
+        why = self.secrets.server_refusal(left, server.strip())
+        log.warning("refused %s: %s", call.name, why)
+        told = self.secrets.rendered(self.renderer.denied(call.name, None, why))
+        return CallOutcome(call, "denied", call.name, violation="denied", text=told.text), [told], False
+
+
+def _rule_names(args: BaseModel) -> tuple[str, ...]:
+    """The approval rules' names for an MCP call, most specific first: mcp:SERVER/TOOL, mcp:SERVER."""
+    server = str(getattr(args, "server_name", "")).strip()
+    if not server:
+        return ()
+    tool = str(getattr(args, "tool_name", "")).strip()
+    return (f"mcp:{server}/{tool}", f"mcp:{server}") if tool else (f"mcp:{server}",)
 
 
 def _describe(value: object) -> str:

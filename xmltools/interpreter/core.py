@@ -21,6 +21,8 @@ from ..base.secrets import Secret
 from ..browser.base import BrowserLike
 from ..config.settings import Config
 from ..errors import ConfigError, MistakeLimitError, UsageError
+from ..mcp.calls import listing, mcp_tools
+from ..mcp.hub import McpHub
 from ..parser import ToolUse, parse
 from ..profiles import DEFAULT_SESSION
 from ..protocol.approval import Allow, ApprovalPolicy, Callback, Deny, PendingApproval
@@ -69,10 +71,19 @@ class AsyncInterpreter:
         # xmltools.toml, [tool.xmltools] in pyproject.toml, the defaults)
         self.config = config if config is not None else Config.load()
         self.registry = registry or default_registry(self.config)
+        # the configured MCP servers: their two tools join the registry (a given one too); the
+        # servers themselves start on first use, or by start_servers()
+        self.mcp = McpHub(self.config.mcp_settings(), result_chars=self.config.max_result_chars)
+        if self.mcp:
+            for t in mcp_tools(self.mcp):
+                if self.registry.get(t.name) is None:
+                    self.registry.register(t)
         off = set(self.config.disabled_actions) & set(self.registry.actions if self.registry.browser else ())
         if off:
             raise ConfigError(f"the registry given offers the disabled actions {sorted(off)}")
-        self.approval = ApprovalPolicy(self.config.approval, approver)
+        # a server's autoApprove allows its tools by name; the host's own rules come first
+        auto = {f"mcp:{s.name}/{t}": "allow" for s in self.config.mcp_settings() for t in s.auto_approve}
+        self.approval = ApprovalPolicy({**auto, **self.config.approval}, approver)
         self.turn_log_level = logging.INFO  # a loop logs its own line a turn, and sets this to DEBUG
         self._held: _Held | None = None
         # the roo profile shows page text HTML-escaped, as it always has; the others escape only
@@ -113,7 +124,19 @@ class AsyncInterpreter:
             except ExpectationFailed as e:  # a close cannot raise it: the host hears it in the log
                 log.warning("not recorded: %s", e)
             self._recorder.close()
-        await self._sessions.shutdown()
+        try:
+            await self._sessions.shutdown()
+        finally:
+            await self.mcp.aclose()
+
+    async def start_servers(self) -> None:
+        """Start every configured MCP server now, so that the system prompt lists their tools.
+
+        A server that cannot start is raised (:class:`~xmltools.errors.McpServerError`).  Without
+        this, a server starts the first time a call names it; the loop calls it before its first
+        turn, and so does ``mcp_start = "eager"``.
+        """
+        await self.mcp.start_all()
 
     @property
     def sessions(self) -> Mapping[str, Session]:
@@ -160,6 +183,7 @@ class AsyncInterpreter:
             dynamic_tools=c.dynamic_tools,
             opener_asks=self.registry.profile.opener in self.registry.profile.ask
             and "navigate" not in self.approval.given,
+            mcp_servers=listing(self.mcp, c.mcp_prompt_chars) if self.mcp else (),
         )
 
     def trim_history(self, messages: list[dict[str, Any]]) -> int:
@@ -279,6 +303,12 @@ class AsyncInterpreter:
         turn = Turn(assistant={"role": "assistant", "content": text}, result=None, blocks=blocks, cut=cut)
         turn.too_large = too_large
         turn.progress = self.registry.progress(blocks)
+
+        changed = await self.mcp.refresh() if self.mcp else []
+        if changed:  # a server's tools/list_changed: the prompt's section, again, with a note
+            note = self.renderer.mcp_tools_changed(changed, listing(self.mcp, self.config.mcp_prompt_chars))
+            parts.append(note)
+            turn.notes.append(note.text)
 
         for name in self._sessions.idle_expired(now):
             await self._sessions.close(name)

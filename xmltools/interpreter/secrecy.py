@@ -16,6 +16,7 @@ Pure: no browser, no templates.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
@@ -59,9 +60,32 @@ class SecretGuard:
         values = [v for v in (*self.values.values(), *recorded_secrets()) if v]
         return any("{secret:" in p or any(v in p for v in values) for p in call.params.values())
 
+    def server_refusal(self, names: list[str], server: str) -> str:
+        """Why the secrets ``names`` may not go to the MCP server ``server``."""
+        name = names[0]
+        if name not in self.secrets:
+            known = ", ".join(sorted(self.secrets)) or "none"
+            return f"there is no secret named {name} (the secrets you may use: {known})"
+        return f"the secret {name} is not for the MCP server {server}"
+
     def fill(self, call: ToolUse, registry: ToolRegistry) -> ToolUse | CallError:
-        """The browser call with its placeholders filled in, or an error naming an unknown secret."""
-        if not registry.is_browser(call.name) or not any("{secret:" in v for v in call.params.values()):
+        """The browser call with its placeholders filled in, or an error naming an unknown secret.
+
+        An MCP call (one naming a ``server_name``) gets only the secrets bound to its server
+        (``mcp:NAME`` among their origins); any other placeholder stays, and the call is refused.
+        """
+        if not any("{secret:" in v for v in call.params.values()):
+            return call
+        server = call.params.get("server_name", "").strip()
+        if server and not registry.is_browser(call.name):
+            bound = {n: s.current() for n, s in self.secrets.items() if s.for_server(server)}
+            # the arguments are JSON: a value goes in as the inside of a JSON string, escaped
+            escaped = {n: json.dumps(v)[1:-1] for n, v in bound.items()}
+            params = {
+                k: fill_secrets(v, escaped if k == "arguments" else bound) for k, v in call.params.items()
+            }
+            return replace(call, params=params)
+        if not registry.is_browser(call.name):
             return call
         for param, value in call.params.items():
             unknown = [n for n in names_in(value) if n not in self.secrets]

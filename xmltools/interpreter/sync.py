@@ -67,6 +67,12 @@ class Interpreter:
             browser_factory=browser_factory,
             secrets=secrets,
         )
+        if self.core.mcp and self.core.config.mcp_start == "eager":
+            try:
+                self._call(self.core.start_servers())
+            except BaseException:
+                self.close()
+                raise
 
     def _call(self, coro: Coroutine[Any, Any, T]) -> T:
         return self._loop.call(coro)
@@ -113,6 +119,9 @@ class Interpreter:
         return self.core.session
 
     def system_prompt(self) -> str:
+        """The system prompt; configured MCP servers are started first, so that it lists their tools."""
+        if self.core.mcp and not self.core.mcp.started:
+            self._call(self.core.start_servers())
         return self.core.system_prompt()
 
     def trim_history(self, messages: list[dict[str, Any]]) -> int:

@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from ..base.threadloop import run_sync
+from ..base.threadloop import LoopThread, run_sync
 from ..config.settings import Config
 from ..errors import ModelError, UsageError
 from ..interpreter import AsyncInterpreter, Interpreter, TurnStream, default_registry
@@ -160,7 +160,23 @@ def loop_system_prompt(
 ) -> str:
     """The system prompt for a loop that makes its own interpreter: it describes the completion tool too."""
     cfg = config if config is not None else Config.load()
-    return AsyncInterpreter(cfg, registry=loop_registry(cfg, completion_tool)).system_prompt()
+    interp = AsyncInterpreter(cfg, registry=loop_registry(cfg, completion_tool))
+    if not interp.mcp:
+        return interp.system_prompt()
+    # MCP servers: started (in a loop of their own) to list their tools, then closed again
+    loop = LoopThread("xmltools-prompt")
+    try:
+        return loop.call(_prompt_with_servers(interp))
+    finally:
+        loop.stop()
+
+
+async def _prompt_with_servers(interp: AsyncInterpreter) -> str:
+    try:
+        await interp.start_servers()
+        return interp.system_prompt()
+    finally:
+        await interp.aclose()
 
 
 async def arun_loop(
@@ -314,6 +330,8 @@ async def _run_handling_interpreter(run: _Run, own: bool) -> LoopResult:
     turn_level = interp.turn_log_level
     interp.turn_log_level = logging.DEBUG  # the loop's line a turn is the INFO one
     try:
+        if interp.mcp and interp.config.mcp_start == "eager":
+            await interp.start_servers()
         return await _run_turns(run)
     finally:
         interp.approval.closed_reason = None  # an interpreter passed in is the host's again

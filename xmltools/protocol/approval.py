@@ -36,7 +36,7 @@ Jinja2, and nothing but the callback is called.  Imports the action models
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -59,6 +59,7 @@ __all__ = [
     "Deny",
     "PendingApproval",
     "Rule",
+    "is_named_rule",
 ]
 
 Rule: TypeAlias = Literal["allow", "deny", "ask"]
@@ -106,6 +107,11 @@ class PendingApproval:
     prompt: str
 
 
+def is_named_rule(key: str) -> bool:
+    """Whether an approval key names MCP calls (``mcp:SERVER`` or ``mcp:SERVER/TOOL``), not a category."""
+    return key.startswith("mcp:") and len(key) > 4
+
+
 def _default_prompt(tool: str, action: str | None, category: Category) -> str:
     what = f"the {action} action" if action else f"the {tool} tool"
     return f"{what} ({category}) waits for the host's approval"
@@ -115,13 +121,19 @@ class ApprovalPolicy:
     """The host's rules per category, and its callback for the calls a rule asks about."""
 
     def __init__(self, rules: Mapping[str, str] | None = None, callback: Callback | None = None) -> None:
-        given = dict(rules or {})
+        given = {k: v for k, v in (rules or {}).items() if not is_named_rule(k)}
+        # rules on MCP calls by name, which come before their category's: mcp:SERVER/TOOL, mcp:SERVER
+        self.named: Mapping[str, Rule] = MappingProxyType(
+            {k: v for k, v in (rules or {}).items() if is_named_rule(k)}  # type: ignore[misc]
+        )
         unknown = sorted(k for k in given if k not in CATEGORIES)
         if unknown:
             raise ConfigError(
                 f"unknown approval categories {unknown}; the categories are: {', '.join(CATEGORIES)}"
             )
-        bad = sorted(f"{k}={v!r}" for k, v in given.items() if v not in ("allow", "deny", "ask"))
+        bad = sorted(
+            f"{k}={v!r}" for k, v in {**given, **self.named}.items() if v not in ("allow", "deny", "ask")
+        )
         if bad:
             raise ConfigError(f"approval rules are allow, deny or ask, not {', '.join(bad)}")
         if callback is not None and not callable(callback):
@@ -143,22 +155,37 @@ class ApprovalPolicy:
             raise ConfigError(f"tool {tool!r} declares the unknown category {declared!r}")
         return declared
 
+    def named_rule(self, names: Sequence[str]) -> tuple[str, Rule] | None:
+        """The first of ``names`` (most specific first: mcp:SERVER/TOOL, mcp:SERVER) with a rule."""
+        return next(((n, self.named[n]) for n in names if n in self.named), None)
+
     async def decide(
-        self, call: Any, tool: str, action: str | None, category: Category, *, asks: bool = False
+        self,
+        call: Any,
+        tool: str,
+        action: str | None,
+        category: Category,
+        *,
+        asks: bool = False,
+        names: Sequence[str] = (),
     ) -> Decision:
-        """The answer for one call: by its category's rule, and by the callback when the rule asks.
+        """The answer for one call: by its name's rule (``names``, for an MCP call) or else its
+        category's, and by the callback when the rule asks.
 
         ``asks`` marks an action its dialect has ask by default (Forge's session start): it asks
         unless the host gave a rule for its category.
         """
         if self.closed_reason is not None:  # the run's budget is spent: nothing gated runs any more
             return Deny(self.closed_reason)
-        rule = self.rules[category]
-        if asks and category not in self.given:
+        named = self.named_rule(names)
+        rule = named[1] if named is not None else self.rules[category]
+        if asks and named is None and category not in self.given:
             rule = "ask"
         if rule == "allow":
             return Allow()
         if rule == "deny":
+            if named is not None:
+                return Deny(f"{named[0].removeprefix('mcp:')} is not allowed in this session")
             return Deny(f"{category} actions are not allowed in this session")
         if self.callback is None:
             return Ask(_default_prompt(tool, action, category))

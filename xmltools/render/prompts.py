@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import jinja2
 from jinja2 import meta as jinja2_meta
@@ -28,6 +28,9 @@ from ..profiles import DEFAULT_SESSION, ROO, Profile
 from ..protocol.machine import Policy, Violation
 from ..tools import BROWSER_TOOL, DEFAULT_VIEWPORT, CallError, ToolRegistry
 from .messages import Rendered
+
+if TYPE_CHECKING:
+    from ..mcp.results import McpResult
 
 __all__ = [
     "PROMPTS_DIR",
@@ -252,6 +255,7 @@ class Renderer:
         open_sessions: Sequence[str] = (),
         dynamic_tools: bool = True,
         opener_asks: bool = False,
+        mcp_servers: Sequence[dict[str, Any]] = (),
     ) -> str:
         """The tools' sections of a system prompt: browser_action (if enabled), then each host tool.
 
@@ -263,7 +267,9 @@ class Renderer:
         longest wait, ``script_rule`` the approval rule of ``evaluate``, and
         ``max_sessions`` how many named sessions may be open at once.  A dialect
         with dynamic tools (forge) lists only its opener while ``open_sessions``
-        is empty, unless ``dynamic_tools`` is false.
+        is empty, unless ``dynamic_tools`` is false.  ``mcp_servers`` (from
+        :func:`xmltools.mcp.calls.listing`) adds the MCP servers' section; without
+        servers the prompt is what it was.
         """
         registry = registry or ToolRegistry()
         parts: list[str] = []
@@ -295,6 +301,8 @@ class Renderer:
                     tool={"name": t.name, "description": t.description, "fields": t.fields()},
                 )
             )
+        if mcp_servers:
+            parts.append(self.render("system/mcp.j2", servers=list(mcp_servers)))
         return "\n\n".join(parts)
 
     # -- results and errors --------------------------------------------------------
@@ -376,6 +384,27 @@ class Renderer:
     def tool_failure(self, tool: str, message: str) -> Rendered:
         # a handler's exception may quote what the model sent: keep it to a readable length
         return Rendered("error", self.render("error/tool.j2", tool=tool, message=shorten(message, 2_000)))
+
+    def mcp_result(self, result: McpResult) -> list[Rendered]:
+        """A server's answer: its text (the tool's error when the server said so), then its images."""
+        images = result.images
+        kind: Literal["result", "error"] = "error" if result.is_error else "result"
+        text = self.render("result/mcp.j2", result=result)
+        first = Rendered(kind, text, images[0] if images else None)
+        return [first, *(Rendered(kind, "", img) for img in images[1:])]
+
+    def mcp_unavailable(self, server: str, why: str) -> Rendered:
+        """A started server that crashed or did not answer during the call."""
+        return Rendered(
+            "error", self.render("error/mcp_unavailable.j2", server=server, why=shorten(why, 300))
+        )
+
+    def mcp_tools_changed(self, changed: Sequence[str], servers: Sequence[dict[str, Any]]) -> Rendered:
+        """A server's tools changed: the note, with the servers' section as it is now."""
+        listing = self.render("system/mcp.j2", servers=list(servers))
+        return Rendered(
+            "note", self.render("note/mcp_tools_changed.j2", changed=list(changed), listing=listing)
+        )
 
     def not_run(self, calls: Sequence[tuple[str, str | None]], ran: str | None) -> Rendered:
         """One note for all the calls of a message that were not run: ``calls`` holds (tool, action)."""

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from xmltools import ConfigError, ToolUse, parse
 from xmltools.base.results import ConsoleEntry, Failure, Identity, Observation, Point, Screenshot, Viewport
+from xmltools.mcp.results import McpContent, McpResult
 from xmltools.profiles import get_profile
 from xmltools.protocol.machine import Policy, Violation
 from xmltools.render.messages import Rendered, to_message
@@ -74,7 +75,55 @@ def registry(
 
 
 R = Renderer()
+# the MCP servers' section, as xmltools.mcp.calls.listing gives it
+MCP_TOOL = {
+    "name": "get_current_time",
+    "description": "The time in a timezone.",
+    "schema": '{"type":"object"}',
+}
+MCP_LISTING = [
+    {
+        "name": "time",
+        "running": True,
+        "schemas": True,
+        "tools": [MCP_TOOL],
+        "resources": [{"uri": "docs://readme", "name": "readme", "description": "How to use it."}],
+    },
+    {"name": "later", "running": False, "schemas": True, "tools": [], "resources": []},
+]
+MCP_NAMES = [{**MCP_LISTING[0], "schemas": False, "names": "get_current_time, convert_time"}]
+MCP_TEXT = McpResult(
+    "time", (McpContent("text", '{"datetime": "2026-11-27T17:00:00+01:00"}'),), tool="get_current_time"
+)
+MCP_PARTS = (
+    McpContent("text", "Here is the logo."),
+    McpContent("image", "(an image, 20x20)", mime_type="image/png", image=SHOT),
+    McpContent("link", "architecture.md", uri="demo://resource/architecture.md"),
+    McpContent("resource", "# Notes <b>", uri="demo://notes.md", mime_type="text/markdown"),
+)
 CASES: dict[str, Callable[[], Rendered | str]] = {
+    "system_mcp": lambda: R.system_prompt(registry(), mcp_servers=MCP_LISTING),
+    "system_mcp_names_only": lambda: R.system_prompt(ToolRegistry(browser=False), mcp_servers=MCP_NAMES),
+    "result_mcp": lambda: R.mcp_result(MCP_TEXT)[0],
+    "result_mcp_parts": lambda: R.mcp_result(McpResult("everything", MCP_PARTS, tool="get-tiny-image"))[0],
+    "result_mcp_error": lambda: R.mcp_result(
+        McpResult(
+            "time",
+            (McpContent("text", "Invalid timezone: Mars/Olympus"),),
+            tool="get_current_time",
+            is_error=True,
+        )
+    )[0],
+    "result_mcp_resource": lambda: R.mcp_result(
+        McpResult(
+            "time", (McpContent("resource", "Ask for a timezone.", uri="docs://readme"),), uri="docs://readme"
+        )
+    )[0],
+    "result_mcp_resource_error": lambda: R.mcp_result(
+        McpResult("time", (McpContent("text", "Resource not found"),), uri="docs://nope", is_error=True)
+    )[0],
+    "error_mcp_unavailable": lambda: R.mcp_unavailable("time", "it did not answer within 5 s"),
+    "note_mcp_tools_changed": lambda: R.mcp_tools_changed(["time"], MCP_LISTING[:1]),
     "system_default": lambda: R.system_prompt(registry()),
     "system_small": lambda: R.system_prompt(
         registry(["launch", "click", "close"]), Viewport(width=1280, height=800)
