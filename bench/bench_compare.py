@@ -32,17 +32,16 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from PIL import Image, ImageChops, ImageDraw
 from pixelmatch.contrib.PIL import pixelmatch
+from trees import checkout
 
 from xmltools.replaying.compare import compare_images, load_image
 
@@ -130,21 +129,6 @@ def timed(fn: Callable[[], object]) -> tuple[float, float]:
     t, c = time.perf_counter(), time.thread_time()
     fn()
     return (time.perf_counter() - t) * 1000, (time.thread_time() - c) * 1000
-
-
-@contextmanager
-def checkout(rev: str | None) -> Iterator[Path | None]:
-    """A temporary checkout of ``rev`` (a git worktree), removed afterwards."""
-    if rev is None:
-        yield None
-        return
-    where = Path(tempfile.mkdtemp(prefix="xmltools-before-")) / "tree"
-    git = ["git", "-C", str(Path(__file__).resolve().parent.parent), "worktree"]
-    subprocess.run([*git, "add", "--detach", str(where), rev], check=True, capture_output=True)
-    try:
-        yield where
-    finally:
-        subprocess.run([*git, "remove", "--force", str(where)], check=False, capture_output=True)
 
 
 class Before:

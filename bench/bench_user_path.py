@@ -37,12 +37,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from intervals import median_ratio
+from trees import checkout
 
 HERE = Path(__file__).resolve().parent
 TREE = HERE.parent
@@ -318,28 +318,6 @@ class Worker:
         except (OSError, subprocess.TimeoutExpired):
             self.proc.kill()
             self.proc.wait()
-
-
-@contextmanager
-def checkout(rev: str | None) -> Iterator[Path | None]:
-    """A temporary checkout of ``rev`` (a git worktree), removed afterwards."""
-    if rev is None:
-        yield None
-        return
-    where = Path(tempfile.mkdtemp(prefix="xmltools-before-")) / "tree"
-    subprocess.run(
-        ["git", "-C", str(TREE), "worktree", "add", "--detach", str(where), rev],
-        check=True,
-        capture_output=True,
-    )
-    try:
-        yield where
-    finally:
-        subprocess.run(
-            ["git", "-C", str(TREE), "worktree", "remove", "--force", str(where)],
-            check=False,
-            capture_output=True,
-        )
 
 
 def measure(base: str, rounds: int, before: Path | None, warm: int = 3) -> dict[str, Any]:
