@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -24,3 +25,4 @@ def checkout(rev: str | None) -> Iterator[Path | None]:
         yield where
     finally:
         subprocess.run([*git, "remove", "--force", str(where)], check=False, capture_output=True)
+        shutil.rmtree(where.parent, ignore_errors=True)  # the folder made to hold it
