@@ -352,7 +352,8 @@ class BrowserSession:
             if await self.watch.storming():
                 raise DialogStorm("the page is still raising dialogs: it cannot be captured")
             early = self.settler.early
-            for _ in range(3 if early is None else 0):
+            captured = early if isinstance(early, Seen) and early.page is self.tabs.page else None
+            for _ in range(3 if captured is None else 0):
                 before = (self.tabs.page, self.watch.commits, self.watch.nav_requests)
                 captured = await self.observer.capture(self.viewport, act.snapshot)
                 now = (captured.page, self.watch.commits, self.watch.nav_requests)
@@ -361,8 +362,6 @@ class BrowserSession:
                 ):
                     break
                 notes += await self.settler.settle()  # a navigation began while the page was being looked at
-            if isinstance(early, Seen) and early.page is self.tabs.page:
-                captured = early
             seen = await self._observe([*act.notes, *notes], act.target, captured)
         except ActionError as e:
             return self.recovery.with_dialogs(to_failure(e, await self._try_observe()))

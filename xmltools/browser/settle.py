@@ -151,7 +151,7 @@ class Settler:
         try:
             started = False
             if early is not None:
-                early.drop()
+                early.drop()  # a capture of an earlier window
                 start = page.evaluate(scripts.SETTLE_START, args)
                 started = await self.bounds.unless_storm(start, budget + t.action, departed=departed)
                 if started:
@@ -277,7 +277,6 @@ class _Early:
         self.started = 0.0
 
     def start(self) -> None:
-        self.drop()
         w = self.watch
         self.marks, self.started = (w.commits, w.nav_requests), time.monotonic()
         self.task = asyncio.ensure_future(self.capture())
@@ -295,12 +294,11 @@ class _Early:
 
     async def kept(self, res: object) -> object | None:
         """The capture, when the window's result ``res`` and the session's counters say nothing moved."""
+        if not isinstance(res, dict) or res.get("changed", True) or not self._still():
+            self.drop()
+            return None
         task, self.task = self.task, None
         if task is None:
-            return None
-        if not isinstance(res, dict) or res.get("changed", True) or not self._still():
-            task.cancel()
-            task.add_done_callback(forget)
             return None
         try:
             seen = await task

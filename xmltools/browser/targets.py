@@ -364,9 +364,10 @@ class Targets:
         if loc is not None and self.rematched is not None:
             named = self.rematched.expected
         if self.record_identity:
-            # the element under the point was read with it; one found again instead is read now
-            known = identity_of(page, info, None) if loc is None and info is not None else None
-            asked = known or identify(page, loc or page.locator(f"[{scripts.MARK}]").first, None, t.probe)
+            if loc is None and info is not None:  # the element under the point, read with the hit test
+                asked = identity_of(page, info, None)
+            else:  # an element found again instead, read now
+                asked = identify(page, loc or page.locator(f"[{scripts.MARK}]").first, None, t.probe)
             self.identity = await self.bounds.bounded(asked, t.action + 1)
         return named, loc
 
