@@ -80,6 +80,18 @@ INIT = (
     return id;
   };
   window.clearTimeout = function (id) { st.timers.delete(id); return ct(id); };
+  // animation frames asked for and not yet run: a capture taken while one waits may miss its change
+  st.frames = new Set();
+  const raf = window.requestAnimationFrame && window.requestAnimationFrame.bind(window);
+  const caf = window.cancelAnimationFrame && window.cancelAnimationFrame.bind(window);
+  if (raf && caf) {
+    window.requestAnimationFrame = function (fn) {
+      const id = raf(function () { st.frames.delete(id); return fn.apply(this, arguments); });
+      st.frames.add(id);
+      return id;
+    };
+    window.cancelAnimationFrame = function (id) { st.frames.delete(id); return caf(id); };
+  }
   new MutationObserver((records) => {
     if (records.every((r) => r.type === 'attributes' && r.attributeName === 'data-xt-mark')) return;
     st.last = performance.now();
@@ -167,7 +179,7 @@ CONSOLE_TAIL = """
 # the timers have been quiet for `quiet` ms, or when a cross-document
 # navigation or a download has started, or when `max` ms have passed.  Takes
 # and resets the counters of navigations, downloads and new tabs.  `changed` says whether the DOM
-# or a short timer moved after it began.
+# or a short timer moved after it began, or an animation frame is still waiting to run.
 SETTLE = """
 async ([quiet, max, mark]) => {
   const st = window.__xt;
@@ -176,7 +188,7 @@ async ([quiet, max, mark]) => {
   const done = (settled) => {
     const out = { settled, waited: performance.now() - t0, navs: st.navs, crossNavs: st.crossNavs,
                   downloads: st.downloads, popups: st.popups, navUrl: st.navUrl,
-                  changed: Math.max(st.last, st.lastTimer) > t0 };
+                  changed: Math.max(st.last, st.lastTimer) > t0 || (st.frames && st.frames.size > 0) };
     st.navs = st.crossNavs = st.downloads = st.popups = 0;
     return out;
   };

@@ -44,6 +44,16 @@ async def test_a_change_made_at_once_is_captured_while_the_page_settles(
     assert obs.title == "first" and near(colour(obs), RED)
 
 
+async def test_a_capture_taken_while_an_animation_frame_waits_is_not_kept(
+    browser: BrowserSession, site: str
+) -> None:
+    """Twenty frames in a row outlast the quiet window without touching the DOM until the last: the
+    capture taken meanwhile cannot be known to show the end, so the page is captured again."""
+    ok(await browser.launch(site + "/pages/later.html?how=frames&n=20"))
+    ok(await browser.click(GO))
+    assert browser.settler.early is None
+
+
 @pytest.mark.parametrize("how", ["timer", "frames", "fetch", "chain"])
 async def test_a_later_change_is_shown_as_it_ended(
     browser: BrowserSession, site: str, repeat: int, how: str
