@@ -478,3 +478,14 @@ def test_an_offline_replay_of_a_failing_recording_exits_1_unless_failures_are_al
     out = capsys.readouterr().out
     assert "FAILED browser_action launch: failed" in out and "failed steps" in out
     assert main(["replay", str(path), "--offline", "--allow-failures"]) == 0
+
+
+def test_a_snapshot_compares_without_refs_boxes_and_the_focus_mark() -> None:
+    from xmltools.replaying.checks import _snapshot_lines
+
+    recorded = (
+        '- generic:\n  - button "Send order" [disabled] [active] [ref=e7]\n  - text: done [box=1,2,3,4]'
+    )
+    live = '- generic [active]:\n  - button "Send order" [disabled] [ref=e9]\n  - text: done'
+    assert _snapshot_lines(recorded, []) == _snapshot_lines(live, [])
+    assert _snapshot_lines('- button "Send"', []) != _snapshot_lines('- button "Sent"', [])
