@@ -83,6 +83,8 @@ def _replay_options(args: argparse.Namespace) -> ReplayOptions:
         mask_selectors=args.mask_selector,
         ignore_console=args.ignore_console,
         ignore_snapshot=args.ignore_snapshot,
+        ignore_mcp=args.ignore_mcp,
+        mcp_calls=args.mcp_calls,
         allow_failures=args.allow_failures,
         rematch=args.rematch,
         drift=args.drift,
@@ -554,4 +556,18 @@ def _add_replay_comparison_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="REGEX",
         help="ARIA snapshot lines to ignore where snapshots were recorded",
+    )
+    p.add_argument(
+        "--ignore-mcp",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="lines of MCP servers' answers to ignore",
+    )
+    p.add_argument(
+        "--mcp-calls",
+        choices=("read-only", "all", "none"),
+        default="read-only",
+        help="which MCP calls a live replay makes again and compares (default: read-only tools and"
+        " resources; the others are answered from the recording)",
     )

@@ -299,7 +299,14 @@ class CallRunner:
                 out = await out
         except ServerLost as e:  # a server that broke during the call: not the model's mistake
             told = self.secrets.rendered(self.renderer.mcp_unavailable(e.server, e.why))
-            return CallOutcome(call, "failed", call.name, output=told.text), [told], False
+            lost = McpResult(
+                e.server,
+                (),
+                tool=_stripped(getattr(checked.args, "tool_name", None)),
+                uri=_stripped(getattr(checked.args, "uri", None)),
+                unavailable=e.why,
+            )
+            return CallOutcome(call, "failed", call.name, output=told.text, mcp=lost), [told], False
         except Exception as e:  # a host handler's failure goes back to the model as an error result
             msg = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
             return (
@@ -311,7 +318,7 @@ class CallRunner:
             rendered = [self.secrets.rendered(self._capped(r)) for r in self.renderer.mcp_result(out)]
             output = self.secrets.hide(out.text()) if self.secrets.hide else out.text()
             status: Literal["ok", "failed"] = "failed" if out.is_error else "ok"
-            return CallOutcome(call, status, call.name, output=output), rendered, not out.is_error
+            return CallOutcome(call, status, call.name, output=output, mcp=out), rendered, not out.is_error
         text = out if isinstance(out, str) else _describe(out)
         if tool.completes:
             turn.completed = True
@@ -342,6 +349,10 @@ def _rule_names(args: BaseModel) -> tuple[str, ...]:
         return ()
     tool = str(getattr(args, "tool_name", "")).strip()
     return (f"mcp:{server}/{tool}", f"mcp:{server}") if tool else (f"mcp:{server}",)
+
+
+def _stripped(value: object) -> str | None:
+    return value.strip() if isinstance(value, str) else None
 
 
 def _describe(value: object) -> str:

@@ -66,14 +66,19 @@ class AsyncInterpreter:
         approver: Callback | None = None,
         browser_factory: Callable[[str], BrowserLike] | None = None,
         secrets: Mapping[str, str | Secret] | None = None,
+        mcp: McpHub | None = None,
     ) -> None:
         # no config given: the layered settings every command reads (arguments none, then XMLTOOLS_*,
         # xmltools.toml, [tool.xmltools] in pyproject.toml, the defaults)
         self.config = config if config is not None else Config.load()
         self.registry = registry or default_registry(self.config)
-        # the configured MCP servers: their two tools join the registry (a given one too); the
-        # servers themselves start on first use, or by start_servers()
-        self.mcp = McpHub(self.config.mcp_settings(), result_chars=self.config.max_result_chars)
+        # the configured MCP servers (or a hub given, as a replay gives its recording's): their two
+        # tools join the registry (a given one too); the servers start on first use, or by start_servers()
+        self.mcp = (
+            mcp
+            if mcp is not None
+            else McpHub(self.config.mcp_settings(), result_chars=self.config.max_result_chars)
+        )
         if self.mcp:
             for t in mcp_tools(self.mcp):
                 if self.registry.get(t.name) is None:

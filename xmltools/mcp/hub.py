@@ -12,6 +12,7 @@ starts it again.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Iterable
 from typing import Any
@@ -85,14 +86,22 @@ class McpHub:
         return s.tools.get(tool) if s is not None else None
 
     async def call_tool(self, server: str, tool: str, arguments: dict[str, Any]) -> McpResult:
+        """The server's answer, with the tool's hints and schema as it listed them."""
         s = await self._running(server)
         try:
             answer = await s.call_tool(tool, arguments)
         except ServerLost:
             raise
         except Exception as e:  # the server answered with an error: the tool's error, for the model
-            return McpResult(server, (McpContent("text", _said(e)),), tool=tool, is_error=True)
-        return from_tool_result(server, tool, answer, self.result_chars)
+            result = McpResult(server, (McpContent("text", _said(e)),), tool=tool, is_error=True)
+        else:
+            result = from_tool_result(server, tool, answer, self.result_chars)
+        info = s.tools.get(tool)
+        if info is None:
+            return result
+        return dataclasses.replace(
+            result, read_only=info.read_only, destructive=info.destructive, schema=info.schema
+        )
 
     async def read_resource(self, server: str, uri: str) -> McpResult:
         s = await self._running(server)
@@ -101,8 +110,8 @@ class McpHub:
         except ServerLost:
             raise
         except Exception as e:
-            return McpResult(server, (McpContent("text", _said(e)),), uri=uri, is_error=True)
-        return from_resource(server, uri, answer, self.result_chars)
+            return McpResult(server, (McpContent("text", _said(e)),), uri=uri, is_error=True, read_only=True)
+        return dataclasses.replace(from_resource(server, uri, answer, self.result_chars), read_only=True)
 
     async def _running(self, name: str) -> McpServer:
         s = self.servers[name]

@@ -45,6 +45,12 @@ class McpResult:
     uri: str | None = None
     is_error: bool = False
     structured: str | None = None  # the structured content, as compact JSON, when there was no text
+    # the tool as the server listed it: its hints and its input schema (a resource is read-only)
+    read_only: bool = False
+    destructive: bool | None = None
+    schema: dict[str, Any] | None = None
+    unavailable: str | None = None  # the server broke during the call: why (no parts then)
+    source: Literal["server", "recording"] = "server"  # who answered (a replay may answer from its recording)
 
     @property
     def images(self) -> tuple[Screenshot, ...]:

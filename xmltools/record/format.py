@@ -29,6 +29,8 @@ __all__ = [
     "ErrorRecord",
     "ExpectRecord",
     "Header",
+    "McpPartRecord",
+    "McpRecord",
     "MessageRecord",
     "NoteRecord",
     "ObservationRecord",
@@ -57,6 +59,7 @@ class ReplaySettings(_Record):
     mask_selectors: list[str] = Field(default_factory=list)  # CSS selectors, boxes found in the live page
     ignore_console: list[str] = Field(default_factory=list)  # regular expressions (re.search) of lines
     ignore_snapshot: list[str] = Field(default_factory=list)  # the same, for the ARIA snapshot's lines
+    ignore_mcp: list[str] = Field(default_factory=list)  # the same, for the text an MCP server answers
 
     def merged(self, other: ReplaySettings | None) -> ReplaySettings:
         """These settings with ``other``'s on top: its values win, its lists are added.
@@ -165,6 +168,36 @@ class ErrorRecord(_Record):
     browser_closed: bool = False
 
 
+class McpPartRecord(_Record):
+    """One part of an MCP server's answer: a text, an image (a file beside the transcript), a
+    resource's text or a link to one."""
+
+    kind: Literal["text", "image", "resource", "link", "other"]
+    text: str = ""
+    uri: str | None = None
+    mime_type: str | None = None
+    image: str | None = None  # a path relative to the transcript
+    image_size: tuple[int, int] | None = None
+
+
+class McpRecord(_Record):
+    """What an MCP server answered a call, or why it could not: enough to answer the call again
+    offline, and to tell in a live replay whether a tool that only reads still answers the same."""
+
+    server: str
+    tool: str | None = None  # use_mcp_tool
+    uri: str | None = None  # access_mcp_resource
+    read_only: bool = False  # the tool's readOnlyHint (a resource is always read)
+    destructive: bool | None = None  # the tool's destructiveHint, when the server gave one
+    input_schema: dict[str, Any] | None = None  # the tool's input schema, as the server listed it
+    parts: list[McpPartRecord] = Field(default_factory=list)
+    is_error: bool = False
+    structured: str | None = None  # the structured content, as compact JSON, when there was no text
+    unavailable: str | None = None  # the server broke during the call: why
+    # who answered: the server, or (in a live replay, for a tool that changes the world) the recording
+    source: Literal["server", "recording"] = "server"
+
+
 class ToolResultRecord(_Record):
     role: Literal["tool_result"] = "tool_result"
     call: CallRef
@@ -175,6 +208,7 @@ class ToolResultRecord(_Record):
     error: ErrorRecord | None = None
     state: State = State.IDLE
     mistakes: int = 0
+    mcp: McpRecord | None = None  # an MCP call's answer
 
 
 class ExpectRecord(_Record):

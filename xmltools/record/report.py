@@ -106,6 +106,28 @@ class Pointer:
 
 
 @dataclass
+class McpPart:
+    """One part of an MCP server's answer: its kind, its text, and the image when it is one."""
+
+    kind: str
+    text: str
+    uri: str | None
+    image: Image | None
+
+
+@dataclass
+class McpRow:
+    """What an MCP call asked and what its server answered (or why it could not)."""
+
+    call: str  # SERVER TOOL, or SERVER URI
+    arguments: str | None
+    parts: list[McpPart]
+    structured: str | None
+    unavailable: str | None
+    from_recording: bool  # a replay answered it from its recording, without calling the server
+
+
+@dataclass
 class Row:
     """One call's outcome."""
 
@@ -124,6 +146,7 @@ class Row:
     shot: Shot | None
     missing: str | None  # why a recorded screenshot cannot be shown
     pointer: Pointer | None
+    mcp: McpRow | None = None
 
 
 @dataclass
@@ -400,6 +423,9 @@ class _Build:
 
     def row(self, index: int, k: int, r: ToolResultRecord) -> Row:
         row = _row(r, self.fill)
+        if r.mcp is not None:
+            row.mcp = self._mcp(index, k, r)
+            row.label = f"{r.call.name} {row.mcp.call}: {r.status.replace('_', ' ')}"
         self.errors += r.status in ERROR_STATUSES
         obs = r.observation
         last = self.last
@@ -419,6 +445,33 @@ class _Build:
         if row.shot is not None:
             self.last = row.shot
         return row
+
+    def _mcp(self, index: int, k: int, r: ToolResultRecord) -> McpRow:
+        """An MCP call's row: its server's answer, with its images (one gone is said instead)."""
+        assert r.mcp is not None
+        rec = r.mcp
+        parts = []
+        for n, p in enumerate(rec.parts):
+            image = None
+            if p.image is not None and self.t is not None and self.t.path is not None:
+                try:
+                    data = (self.t.path.parent / p.image).read_bytes()
+                except OSError:
+                    parts.append(McpPart(p.kind, f"(the image {p.image} is missing)", p.uri, None))
+                    continue
+                w, h = p.image_size or (0, 0)
+                fmt = Path(p.image).suffix.lstrip(".") or "png"
+                image = self.images.add(data, fmt, f"step-{index:03d}-{k}-mcp-{n}", w, h, p.text)
+            parts.append(McpPart(p.kind, self.fill(p.text), p.uri, image))
+        arguments = r.call.params.get("arguments")
+        return McpRow(
+            call=f"{rec.server} {rec.tool or rec.uri}",
+            arguments=self.fill(arguments.strip()) if arguments else None,
+            parts=parts,
+            structured=rec.structured,
+            unavailable=rec.unavailable,
+            from_recording=rec.source == "recording",
+        )
 
     def replayed(self, step: Step, rs: ReplayStep) -> None:
         """What the replay found at the step: drifts, failures, assertions, requests, re-matches."""

@@ -37,6 +37,7 @@ from ..base.results import Failure, Observation, Screenshot
 from ..base.secrets import Hider, Secret, check_secret_names, fixed_values, recording_ended, recording_secrets
 from ..config.settings import Config
 from ..errors import ConfigError, TranscriptError, UsageError
+from ..mcp.results import McpResult
 from ..parser import ToolUse
 from ..profiles import PROFILES
 from ..tools import STANDARD_TOOLS, ToolRegistry
@@ -48,6 +49,7 @@ from .format import (
     ErrorRecord,
     ExpectRecord,
     Header,
+    McpRecord,
     MessageRecord,
     NoteRecord,
     ObservationRecord,
@@ -57,6 +59,7 @@ from .format import (
     Usage,
     _Record,
 )
+from .mcp import from_record, to_record
 from .turn import CallOutcome, Turn
 
 __all__ = [
@@ -84,6 +87,7 @@ FAILURE_KINDS = frozenset(get_args(Failure.model_fields["kind"].annotation))
 _SURROGATE = re.compile(r"[\ud800-\udfff]")  # what UTF-8 cannot encode
 # settings of this machine, never of the recording: where the browser is and how it is shown
 MACHINE_SETTINGS = (
+    "mcp_servers",  # a server's command, folders and keys belong to the machine that runs it
     "executable",
     "headless",
     "remote",
@@ -199,6 +203,12 @@ class Transcript:
             if isinstance(r, ToolResultRecord) and r.observation is not None and r.observation.screenshot
         ]
         return [n for n in names if not (self.path.parent / n).is_file()]
+
+    def mcp_result(self, rec: McpRecord) -> McpResult:
+        """The MCP server's answer a record holds (an image gone from beside the transcript is
+        described instead)."""
+        folder = self.path.parent if self.path is not None else Path()
+        return from_record(rec, lambda name: (folder / name).read_bytes())
 
     def observation(self, rec: ObservationRecord) -> Observation:
         return Observation(
@@ -472,6 +482,8 @@ class TranscriptWriter:
             for key in ("usage", "progress"):  # what nobody gave (a call's usage, a checklist) is left out
                 if data.get(key) is None:
                     data.pop(key, None)
+        if isinstance(data, dict) and data.get("role") == "tool_result" and data.get("mcp") is None:
+            data.pop("mcp", None)  # only an MCP call has an answer of its server
         observation = data.get("observation") if isinstance(data, dict) else None
         if isinstance(observation, dict):  # what only some steps have is left out where they have none
             for key in ("identity", "rematch"):
@@ -617,4 +629,5 @@ class TranscriptWriter:
             error=error,
             state=turn.state,
             mistakes=turn.mistakes,
+            mcp=to_record(o.mcp, self._save_shot) if o.mcp is not None else None,
         )

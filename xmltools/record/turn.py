@@ -18,6 +18,7 @@ from typing import Any, Literal
 from ..base.mistakes import Mistake, WrongTarget
 from ..base.progress import TaskProgress
 from ..base.results import Failure, Observation
+from ..mcp.results import McpResult
 from ..parser import Event as ParseEvent
 from ..parser import ToolUse
 from ..protocol.approval import PendingApproval
@@ -45,6 +46,7 @@ class CallOutcome:
     error: CallError | None = None
     violation: str | None = None
     output: str | None = None  # a host tool's result
+    mcp: McpResult | None = None  # an MCP server's answer (or why the server was unavailable)
     session: str | None = None  # the named browser session the call acted on (None: the default one)
     text: str = ""  # what was rendered back to the model about this call ("" when an earlier call's
     #                 error or note covers it: the calls not run share one note, repeated errors show once)

@@ -58,6 +58,7 @@ from ..browser.locate import browser_options, has_display, no_display
 from ..config.settings import Config
 from ..interpreter import Interpreter
 from .compare import Region
+from .mcp import McpCalls
 from .run import ReplayResult
 from .runner import Replayed, ReplayOptions, ReplayRunner
 
@@ -192,12 +193,14 @@ class Replayer:
         mask_selectors: Sequence[str] = (),
         ignore_console: Sequence[str] = (),
         ignore_snapshot: Sequence[str] = (),
+        ignore_mcp: Sequence[str] = (),
         screenshot_threshold: float | None = None,
         max_diff_pixel_ratio: float | None = None,
         max_diff_pixels: int | None = None,
         allow_failures: bool = False,
         rematch: Literal["on", "off", "strict"] | None = None,
         drift: Literal["fail", "warn"] | None = None,
+        mcp_calls: McpCalls = "read-only",
     ) -> ReplayResult:
         path = self._here / path  # relative to the test file (an absolute path stays itself)
         options = ReplayOptions(
@@ -208,6 +211,8 @@ class Replayer:
             mask_selectors=mask_selectors,
             ignore_console=ignore_console,
             ignore_snapshot=ignore_snapshot,
+            ignore_mcp=ignore_mcp,
+            mcp_calls=mcp_calls,
             screenshot_threshold=screenshot_threshold,
             max_diff_pixel_ratio=max_diff_pixel_ratio,
             max_diff_pixels=max_diff_pixels,

@@ -57,6 +57,7 @@ from .checks import (
 )
 from .compare import comparison_library
 from .heal import Healed, heal_step
+from .mcp import McpCalls, ReplayHub, compare_mcp, ignore_patterns, mcp_preflight
 from .offline import RecordedBrowser, RecordedSession
 
 __all__ = [
@@ -205,6 +206,7 @@ async def replay(
     tracing: TracingMode = "off",
     trace_dir: str | Path | None = None,
     heal: AnyModel | None = None,
+    mcp_calls: McpCalls = "read-only",
 ) -> ReplayResult:
     """Replay a transcript's assistant messages and report every step that drifted or failed.
 
@@ -237,17 +239,24 @@ async def replay(
     ``heal``: a model asked once about each step whose recorded element is
     gone (see :mod:`xmltools.replaying.heal`); its call, when valid and it runs, takes
     the step's place, and the step is reported as healed.
+
+    MCP calls (see :mod:`xmltools.replaying.mcp`): offline, each is answered
+    from the recording.  Live, ``mcp_calls`` says which go to the configured
+    servers and are compared with the recording (``read-only``: the tools
+    marked read-only and the resources; ``all``; ``none``); the others are
+    answered from the recording.
     """
     t = transcript if isinstance(transcript, Transcript) else load_transcript(transcript)
     filled = _preflight(t, offline, base_url, record, secrets, environ)
     differences: list[str] = []
     if config is None:
         config, differences = replay_config(t, local, overrides)
+    mcp_preflight(t, config.mcp_settings(), offline, mcp_calls)
     traces = _Traces.begin(tracing, trace_dir, offline)
     if offline and base_url is None:
         base_url = OFFLINE_BASE_URL  # any address will do: nothing is fetched offline
     run = _Run(t, offline, base_url, traces.configured(config), traced=traces.folder is not None)
-    run.prepare(settings, filled, interpreter, heal=heal, on_step=on_step)
+    run.prepare(settings, filled, interpreter, heal=heal, on_step=on_step, mcp_calls=mcp_calls)
     run.open(record, filled, diff_dir, keep_header=keep_header)
     run.start(allow_failures, differences)
     try:
@@ -368,6 +377,8 @@ class _Run:
     how: ReplaySettings
     ignore: list[re.Pattern[str]]
     recorded_browser: RecordedBrowser | None
+    mcp: ReplayHub | None
+    ignore_mcp: list[re.Pattern[str]]
     interp: AsyncInterpreter
     heal: AnyModel | None
     on_step: Callable[[ReplayStep], object] | None
@@ -391,19 +402,26 @@ class _Run:
         *,
         heal: AnyModel | None,
         on_step: Callable[[ReplayStep], object] | None,
+        mcp_calls: McpCalls = "read-only",
     ) -> None:
-        """How it compares, and the interpreter it replays with (offline: over the recorded browser)."""
+        """How it compares, and the interpreter it replays with (offline: over the recorded browser
+        and the recorded MCP answers)."""
         t, config = self.t, self.config
         self.how, self.ignore = _comparison(config, t.header.replay, settings)
+        self.ignore_mcp = ignore_patterns(self.how.ignore_mcp)
         browser = RecordedBrowser(t, self.base_url, config.viewport) if self.offline else None
         self.recorded_browser = browser
+        live_servers = None if self.offline or mcp_calls == "none" else config.mcp_settings()
+        hub = ReplayHub(t, live_servers, calls=mcp_calls, result_chars=config.max_result_chars)
         self.interp = interpreter or AsyncInterpreter(
             config,
             browser=browser,
             registry=registry_for(t),
             browser_factory=browser.session if browser is not None else None,
             secrets=secrets,
+            mcp=hub,
         )
+        self.mcp = self.interp.mcp if isinstance(self.interp.mcp, ReplayHub) else None
         self.heal, self.on_step = heal, on_step
 
     def open(
@@ -472,7 +490,9 @@ class _Run:
 
     def _expect(self, recorded: list[ToolResultRecord]) -> None:
         """Offline, the recorded browser's answers for the step; live, the element each action acted
-        on, to be checked before it acts again."""
+        on, to be checked before it acts again.  The step's recorded MCP answers, either way."""
+        if self.mcp is not None:
+            self.mcp.begin_step(recorded)
         if self.recorded_browser is not None:
             self.recorded_browser.begin_step(recorded)
             return
@@ -513,6 +533,8 @@ class _Run:
         step.drifts = compare_outcomes(
             index, turn, recorded, self.base_url, live=not self.offline, ignore_console=self.ignore
         )
+        if not any(d.field == "outcomes" for d in step.drifts):
+            step.drifts += compare_mcp(index, turn, recorded, self.t, self.ignore_mcp)
         step.failures = _failures(turn, recorded)
         if isinstance(mended, str):
             step.failures.append(f"not healed: {mended}")

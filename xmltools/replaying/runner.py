@@ -30,6 +30,7 @@ from ..errors import UsageError
 from ..models.adapters import AnyModel
 from ..record.report import write_report
 from ..record.transcript import ReplaySettings, load_transcript
+from .mcp import McpCalls
 from .run import ReplayResult, ReplayStep, replay, replay_config
 from .update import Update, update
 
@@ -60,6 +61,7 @@ class ReplayOptions:
     mask_selectors: Sequence[str] = ()
     ignore_console: Sequence[str] = ()
     ignore_snapshot: Sequence[str] = ()
+    ignore_mcp: Sequence[str] = ()
     allow_failures: bool = False
     rematch: Literal["on", "off", "strict"] | None = None
     drift: Literal["fail", "warn"] | None = None
@@ -77,6 +79,7 @@ class ReplayOptions:
     tracing: TracingMode = "off"
     trace_dir: str | Path | None = None
     heal: Callable[[], AnyModel] | None = None  # makes the model that mends a step whose element is gone
+    mcp_calls: McpCalls = "read-only"  # which MCP calls a live replay makes again (see replaying.mcp)
 
     def settings(self, named: Callable[[str], str] | None = None) -> ReplaySettings:
         """The replay settings these options stand for.
@@ -97,6 +100,7 @@ class ReplayOptions:
                 mask_selectors=list(self.mask_selectors),
                 ignore_console=list(self.ignore_console),
                 ignore_snapshot=list(self.ignore_snapshot),
+                ignore_mcp=list(self.ignore_mcp),
             )
         except ValidationError as e:
             if named is None:
@@ -220,6 +224,7 @@ class ReplayRunner:
             "on_step": on_step,
             "tracing": o.tracing,
             "trace_dir": o.trace_dir,
+            "mcp_calls": o.mcp_calls,
         }
         if o.heal is not None:
             common["heal"] = o.heal()
