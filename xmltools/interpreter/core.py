@@ -87,7 +87,7 @@ class AsyncInterpreter:
         if off:
             raise ConfigError(f"the registry given offers the disabled actions {sorted(off)}")
         # a server's autoApprove allows its tools by name; the host's own rules come first
-        auto = {f"mcp:{s.name}/{t}": "allow" for s in self.config.mcp_settings() for t in s.auto_approve}
+        auto = {f"mcp:{n}/{t}": "allow" for n, s in self.mcp.servers.items() for t in s.settings.auto_approve}
         self.approval = ApprovalPolicy({**auto, **self.config.approval}, approver)
         self.turn_log_level = logging.INFO  # a loop logs its own line a turn, and sets this to DEBUG
         self._held: _Held | None = None

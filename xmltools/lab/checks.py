@@ -30,6 +30,8 @@ from ..base.schema import schema_problem
 from ..browser.session import BrowserSession
 from ..browser.verify import verify
 from ..errors import ConfigError
+from ..mcp.hub import McpHub
+from ..mcp.server import ServerLost
 from ..render.prompts import Renderer
 from .plan import CheckSpec
 
@@ -81,6 +83,7 @@ class CheckContext:
     judge: Judge | None = None  # asks the experiment's judge model
     renderer: Renderer | None = None  # writes the judge's prompt (the trial's templates)
     wait: float = CHECK_SECONDS  # how long a page check waits for what it looks for ([limits] check_seconds)
+    mcp: McpHub | None = None  # the trial's MCP servers, for an mcp check
 
 
 Check = Callable[[CheckSpec, CheckContext], Awaitable[str | None]]
@@ -173,6 +176,33 @@ async def _answer(spec: CheckSpec, ctx: CheckContext) -> str | None:
         return schema_problem(value, spec.schema_, "the answer")
     pattern = spec.value if spec.regex else re.escape(spec.value)
     return None if re.search(pattern, ctx.answer) else f"the answer is {ctx.answer[:200]!r}"
+
+
+@register_check("mcp")
+async def _mcp(spec: CheckSpec, ctx: CheckContext) -> str | None:
+    """What a server of the trial answers now: a resource, or a tool it marks read-only (a check
+    must not change what it checks)."""
+    server = spec.server or ""
+    hub = ctx.mcp
+    if hub is None or server not in hub.servers:
+        raise ConfigError(f"the mcp check names the server {server!r}, which the trial does not have")
+    try:
+        await hub.ensure(server)
+        if spec.uri is not None:
+            result = await hub.read_resource(server, spec.uri)
+        else:
+            tool = hub.tool(server, spec.tool or "")
+            if tool is None or not tool.read_only:
+                why = "has no such tool" if tool is None else "does not mark it read-only"
+                raise ConfigError(f"the mcp check calls {server} {spec.tool}, but the server {why}")
+            result = await hub.call_tool(server, tool.name, dict(spec.arguments))
+    except ServerLost as e:
+        return f"the server {server} did not answer: {e.why}"
+    said = result.text()
+    if result.is_error:
+        return f"the server answered with an error: {said[:200]}"
+    pattern = spec.value if spec.regex else re.escape(spec.value)
+    return None if re.search(pattern, said) else f"the answer is {said[:200]!r}"
 
 
 @register_check("judge")

@@ -33,6 +33,17 @@ relative to the file.  A file that is not valid is a
     instruction = "Sign in as Ada."
     checks = [{ kind = "url", value = "/welcome.html" }, { kind = "text", value = "Welcome, Ada" }]
 
+    [[tasks]]
+    id = "note"
+    instruction = "Write today's date into notes/today.txt."
+    mcp_servers = { files = { command = "mcp-server-filesystem", args = ["notes"] } }
+    checks = [{ kind = "mcp", server = "files", tool = "read_text_file",
+                arguments = { path = "notes/today.txt" }, value = "2026", regex = true }]
+
+    [mcp_servers]                           # for every task, in the mcpServers shape (or a path)
+    time = { command = "mcp-server-time" }
+    shared_servers = ["time"]               # one process for all trials at once (else one a trial)
+
     [judge]                                 # only for tasks with a judge check
     provider = "anthropic"
     model = "claude-sonnet-4-5"
@@ -54,6 +65,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import ConfigError
+from ..mcp.settings import read_servers
 
 __all__ = [
     "CheckSpec",
@@ -81,10 +93,24 @@ class CheckSpec(_Spec):
     role: str | None = None
     name: str | None = None
     schema_: dict[str, Any] | None = Field(None, alias="schema")
+    # kind "mcp": what an MCP server answers, read after the trial: a resource (uri), or a tool the
+    # server marks read-only (tool and arguments); value is looked for in the answer's text
+    server: str | None = None
+    uri: str | None = None
+    tool: str | None = None
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _mcp(self) -> CheckSpec:
+        if self.kind == "mcp" and (not self.server or (self.uri is None) == (self.tool is None)):
+            raise ValueError("an mcp check names a server, and a uri or a tool (not both)")
+        return self
 
     def describe(self) -> str:
         if self.kind == "element":
             return f"element {self.role} {self.name!r}" if self.name else f"element {self.role}"
+        if self.kind == "mcp":
+            return f"mcp {self.server} {self.uri or self.tool} {self.value!r}"
         shown = self.value if len(self.value) <= 60 else self.value[:57] + "..."
         return f"{self.kind} {shown!r}" + (" (regex)" if self.regex else "")
 
@@ -96,6 +122,9 @@ class TaskSpec(_Spec):
     serve: Path | None = None  # or a folder served on 127.0.0.1 for the task
     start: str = ""  # the path to start at in the served folder
     checks: tuple[CheckSpec, ...] = ()
+    # MCP servers for this task's trials (the mcpServers shape, or an mcp.json's path): over the
+    # experiment's and the variant's servers of the same name
+    mcp_servers: dict[str, Any] | Path | None = None
 
     @field_validator("id")
     @classmethod
@@ -157,6 +186,10 @@ class Experiment(_Spec):
     concurrency: int | None = Field(None, ge=1)
     judge: JudgeSpec | None = None  # the model a judge check asks; no judge check runs without one
     remote: str | None = None  # browsers from these endpoints (comma-separated) unless a variant says
+    # MCP servers for every task (the mcpServers shape, or an mcp.json's path); each trial starts its
+    # own, but for the shared ones, which one process serves to every trial at once
+    mcp_servers: dict[str, Any] | Path | None = None
+    shared_servers: tuple[str, ...] = ()
 
     path: Path | None = Field(None, exclude=True)  # the file it came from
 
@@ -192,8 +225,22 @@ class Experiment(_Spec):
         """What a resumed run must share with the one it resumes: everything but the trial count,
         the limits and where the browsers run."""
         data = self.model_dump(
-            mode="json", by_alias=True, exclude={"trials", "concurrency", "limits", "remote"}
+            mode="json",
+            by_alias=True,
+            exclude={"trials", "concurrency", "limits", "remote", "shared_servers"},
         )
+        for key in ("mcp_servers",):  # an experiment without servers hashes as it did before them
+            if data.get(key) is None:
+                data.pop(key, None)
+        for task in data.get("tasks") or ():
+            if task.get("mcp_servers") is None:
+                task.pop("mcp_servers", None)
+            for check in task.get("checks") or ():
+                for key in ("server", "uri", "tool"):
+                    if check.get(key) is None:
+                        check.pop(key, None)
+                if not check.get("arguments"):
+                    check.pop("arguments", None)
         if data.get("judge") is None:  # an experiment without a judge hashes as it did before judges
             data.pop("judge", None)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
@@ -220,10 +267,12 @@ def load_experiment(path: str | Path) -> Experiment:
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{p}: not valid TOML ({e})") from e
     here = p.resolve().parent
-    for section, key in (("variants", "templates"), ("tasks", "serve")):
+    for section, key in (("variants", "templates"), ("tasks", "serve"), ("tasks", "mcp_servers")):
         for item in data.get(section) or ():
             if isinstance(item, dict) and isinstance(item.get(key), str):
                 item[key] = here / item[key]
+    if isinstance(data.get("mcp_servers"), str):
+        data["mcp_servers"] = here / data["mcp_servers"]
     try:
         exp = Experiment.model_validate({**data, "path": p})
     except ValidationError as e:
@@ -240,4 +289,19 @@ def load_experiment(path: str | Path) -> Experiment:
     for v in exp.variants:
         if v.templates is not None and not v.templates.is_dir():
             raise ConfigError(f"{p}: variant {v.name!r}: templates {v.templates} is not a folder")
+    _check_servers(p, exp)
     return exp
+
+
+def _check_servers(p: Path, exp: Experiment) -> None:
+    """Each server entry read (a bad one is one line naming its field); the shared ones among the
+    experiment's own, and no task redefining one of them."""
+    servers = {s.name for s in read_servers(exp.mcp_servers, f"{p}: mcp_servers")}
+    unknown = [n for n in exp.shared_servers if n not in servers]
+    if unknown:
+        raise ConfigError(f"{p}: shared_servers: {unknown[0]!r} is not one of the experiment's mcp_servers")
+    for t in exp.tasks:
+        own = {s.name for s in read_servers(t.mcp_servers, f"{p}: task {t.id!r}: mcp_servers")}
+        twice = sorted(own & set(exp.shared_servers))
+        if twice:
+            raise ConfigError(f"{p}: task {t.id!r} redefines the shared server {twice[0]!r}")

@@ -41,6 +41,9 @@ from ..browser.pool import default_pool
 from ..config.settings import Config
 from ..interpreter import AsyncInterpreter
 from ..loop import LoopEvent, arun_loop, loop_registry
+from ..mcp.hub import McpHub
+from ..mcp.server import McpServer
+from ..mcp.settings import ServerSettings, read_servers
 from ..models.adapters import aclose_client, build_model
 from ..record.transcript import TranscriptWriter, new_header
 from ..record.turn import Turn
@@ -153,6 +156,8 @@ async def run_experiment(
         bases = {
             t.id: stack.enter_context(serve_directory(t.serve)) for t in exp.tasks if t.serve is not None
         }
+        shared = _shared_servers(exp)
+        stack.push_async_callback(_close_all, list(shared.values()))
 
         async def one(cell: Cell) -> None:
             nonlocal spent, finished
@@ -160,7 +165,7 @@ async def run_experiment(
                 if exp.limits.cost is not None and spent >= exp.limits.cost:
                     summary.skipped.append(cell)
                     return
-                row = await _trial(exp, cell, bases, out, cache, limits, make_model)
+                row = await _trial(exp, cell, _Place(bases, out, shared), cache, limits, make_model)
                 spent += row.cost
                 store.add(row)
                 summary.ran += 1
@@ -180,17 +185,43 @@ async def run_experiment(
     return summary
 
 
+@dataclass(frozen=True)
+class _Place:
+    """What the trials of a run share: the served sites' addresses, the output folder, the servers."""
+
+    bases: dict[str, str]
+    out: Path
+    shared: dict[str, McpServer]
+
+
+def _shared_servers(exp: Experiment) -> dict[str, McpServer]:
+    """The experiment's shared MCP servers: one each for the whole run, started on first use."""
+    return {s.name: McpServer(s) for s in read_servers(exp.mcp_servers) if s.name in exp.shared_servers}
+
+
+async def _close_all(servers: list[McpServer]) -> None:
+    await asyncio.gather(*(s.aclose() for s in servers))
+
+
+def _servers_of(exp: Experiment, task: TaskSpec, cfg: Config) -> list[ServerSettings]:
+    """A trial's own servers: the variant's, then the experiment's, then the task's, by name (the
+    shared ones are lent to it instead)."""
+    by_name = {s.name: s for s in cfg.mcp_settings()}
+    by_name.update({s.name: s for s in read_servers(exp.mcp_servers)})
+    by_name.update({s.name: s for s in read_servers(task.mcp_servers)})
+    return [s for n, s in by_name.items() if n not in exp.shared_servers]
+
+
 async def _trial(
     exp: Experiment,
     cell: Cell,
-    bases: dict[str, str],
-    out: Path,
+    place: _Place,
     cache: bool,
     limits: dict[str, asyncio.Semaphore],
     make_model: ModelMaker,
 ) -> TrialRow:
     """One trial: set up, its loop played, its checks run, its browser and transcript closed; its row."""
-    trial = _set_up(exp, cell, bases, out, cache, limits, make_model)
+    trial = await _set_up(exp, cell, place, cache, limits, make_model)
     began = time.monotonic()
     await _play(trial)
     try:
@@ -239,23 +270,30 @@ class _Trial:
                 raise _Budget("tokens")
 
 
-def _set_up(
+async def _set_up(
     exp: Experiment,
     cell: Cell,
-    bases: dict[str, str],
-    out: Path,
+    place: _Place,
     cache: bool,
     limits: dict[str, asyncio.Semaphore],
     make_model: ModelMaker,
 ) -> _Trial:
-    """A trial ready to run: its config, browser session and interpreter, its model (and judge) through
-    the cache, its instruction, and its transcript begun."""
+    """A trial ready to run: its config, browser session and interpreter (with its MCP servers
+    started, so that the prompt lists their tools), its model (and judge) through the cache, its
+    instruction, and its transcript begun."""
     v, m, t, k = cell
     vspec, mspec, task = exp.variant(v), exp.model(m), exp.task(t)
+    out = place.out
     cfg = _trial_config(exp, vspec, mspec)
     session = KeptSession(cfg.browser_settings())
-    interp = AsyncInterpreter(cfg, registry=loop_registry(cfg, COMPLETION_TOOL), browser=session)
-    base_url = bases.get(task.id)
+    hub = McpHub(_servers_of(exp, task, cfg), result_chars=cfg.max_result_chars, shared=place.shared)
+    interp = AsyncInterpreter(cfg, registry=loop_registry(cfg, COMPLETION_TOOL), browser=session, mcp=hub)
+    try:
+        await interp.start_servers()  # one that cannot start is the host's: the run stops, said
+    except BaseException:
+        await interp.aclose()
+        raise
+    base_url = place.bases.get(task.id)
     folder = out / "cache" if cache else None
     model = CachedModel(
         make_model(mspec, cell),
@@ -350,6 +388,7 @@ async def _check(trial: _Trial) -> None:
         judge=trial.judge.grade if trial.judge else None,
         renderer=trial.interp.renderer,
         wait=trial.exp.limits.check_seconds,
+        mcp=trial.interp.mcp,
     )
     trial.checks = await run_checks(trial.task.checks, ctx)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .results import McpContent, McpResult, from_resource, from_tool_result
@@ -27,12 +27,24 @@ log = logging.getLogger("xmltools.mcp")
 
 
 class McpHub:
-    """The servers of the configuration, by name; ``result_chars`` bounds each text of an answer."""
+    """The servers of the configuration, by name; ``result_chars`` bounds each text of an answer.
 
-    def __init__(self, servers: Iterable[ServerSettings], *, result_chars: int = 20_000) -> None:
+    ``shared`` lends servers that other hubs use at the same time (an
+    experiment's servers that its trials share): this hub starts one when it
+    needs it, but never closes it; their owner does.
+    """
+
+    def __init__(
+        self,
+        servers: Iterable[ServerSettings],
+        *,
+        result_chars: int = 20_000,
+        shared: Mapping[str, McpServer] | None = None,
+    ) -> None:
         self.servers: dict[str, McpServer] = {s.name: McpServer(s) for s in servers}
+        self.servers.update(shared or {})
+        self._lent = frozenset(shared or ())
         self.result_chars = result_chars
-        self._locks: dict[str, asyncio.Lock] = {}
         if self.servers:
             require_sdk()
 
@@ -53,10 +65,7 @@ class McpHub:
         server = self.servers.get(name)
         if server is None:
             return None
-        lock = self._locks.setdefault(name, asyncio.Lock())
-        async with lock:
-            if not server.running:
-                await server.start()
+        await server.start()  # started once, however many calls ask at the same time
         return server
 
     async def start_all(self) -> None:
@@ -127,8 +136,9 @@ class McpHub:
             await server.aclose()
 
     async def aclose(self) -> None:
-        """Close every server, side by side (each ends with its children); safe to call more than once."""
-        await asyncio.gather(*(s.aclose() for s in self.servers.values()))
+        """Close every server but the lent ones, side by side (each ends with its children); safe to
+        call more than once."""
+        await asyncio.gather(*(s.aclose() for n, s in self.servers.items() if n not in self._lent))
 
 
 def _said(e: Exception) -> str:

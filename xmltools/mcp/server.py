@@ -85,6 +85,7 @@ class McpServer:
         self._stop = asyncio.Event()
         self._errlog: Any = None
         self._said = ""  # the last line the server wrote on stderr, once its transport closed
+        self._starting = asyncio.Lock()  # one start at a time, whoever asks
 
     @property
     def running(self) -> bool:
@@ -93,12 +94,13 @@ class McpServer:
     async def start(self) -> None:
         """Connect, initialize and list; :class:`McpServerError` with one line when it cannot."""
         require_sdk()
-        if self.running:
-            return
-        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._stop = asyncio.Event()
-        self._task = asyncio.create_task(self._hold(ready), name=f"xmltools-mcp-{self.name}")
-        await ready
+        async with self._starting:
+            if self.running:
+                return
+            ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._stop = asyncio.Event()
+            self._task = asyncio.create_task(self._hold(ready), name=f"xmltools-mcp-{self.name}")
+            await ready
 
     async def _hold(self, ready: asyncio.Future[None]) -> None:
         """The task that owns the transport and the session, from start to close."""
