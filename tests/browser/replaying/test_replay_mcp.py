@@ -1,4 +1,5 @@
-"""A loop over the browser and three real MCP servers, recorded, then replayed offline and live.
+"""A loop over the browser and three real MCP servers (two over stdio, one over HTTP), recorded, then
+replayed offline and live.
 
 Offline, no server starts: each call is answered from the recording.  Live, the read-only tools
 and the resources are called again and compared; a tool that changes the world (the filesystem
@@ -9,13 +10,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
 from support.helpers import ba
-from support.mcp_servers import everything, filesystem, guarded_servers, time_server
+from support.mcp_servers import everything_over_http, filesystem, guarded_servers, time_server
 from support.openai_server import ScriptedServer, by_turn
 
 from xmltools import Config
@@ -43,13 +45,25 @@ def read(server: str, uri: str) -> str:
 ARCHITECTURE = "demo://resource/static/document/architecture.md"
 
 
-def servers(root: Path) -> dict[str, Any]:
-    return {"time": time_server(), "everything": everything(), "files": filesystem(root)}
+def servers(root: Path, everything_at: str) -> dict[str, Any]:
+    """The time server from PyPI and the filesystem server from npm over stdio, and server-everything
+    from npm over streamable HTTP."""
+    return {"time": time_server(), "everything": {"url": everything_at}, "files": filesystem(root)}
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory, site: str) -> tuple[Path, Path]:
-    """The run's transcript, and the folder the filesystem server writes in (emptied after)."""
+def everything_at() -> Iterator[str]:
+    """server-everything over streamable HTTP, for the module."""
+    with everything_over_http() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def recorded(
+    tmp_path_factory: pytest.TempPathFactory, site: str, everything_at: str
+) -> tuple[Path, Path, str]:
+    """The run's transcript, the folder the filesystem server writes in (emptied after), and where
+    server-everything listens."""
     tmp = tmp_path_factory.mktemp("mcp-run")
     root = tmp / "files"
     root.mkdir()
@@ -64,7 +78,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory, site: str) -> tuple[Path,
         "<attempt_completion>\n<result>Done.</result>\n</attempt_completion>",
     ]
     path = tmp / "run.jsonl"
-    config = Config(mcp_servers=servers(root))
+    config = Config(mcp_servers=servers(root, everything_at))
     with (
         ScriptedServer(by_turn(replies)).running() as base,
         Interpreter(config, registry=loop_registry(config)) as it,
@@ -76,11 +90,13 @@ def recorded(tmp_path_factory: pytest.TempPathFactory, site: str) -> tuple[Path,
     assert res.stop_reason == "completed", [(t.outcomes[:1], t.assistant["content"][:80]) for t in res.turns]
     assert note.read_text() == "seen the form"
     note.unlink()
-    return path, root
+    return path, root, everything_at
 
 
-def test_each_call_is_recorded_with_its_answer_and_the_tool_it_called(recorded: tuple[Path, Path]) -> None:
-    path, _ = recorded
+def test_each_call_is_recorded_with_its_answer_and_the_tool_it_called(
+    recorded: tuple[Path, Path, str],
+) -> None:
+    path, _, _ = recorded
     t = load_transcript(path)
     answers = [r.mcp for r in t.records if isinstance(r, ToolResultRecord) and r.mcp is not None]
     assert [(a.server, a.tool or a.uri) for a in answers] == [
@@ -101,9 +117,9 @@ def test_each_call_is_recorded_with_its_answer_and_the_tool_it_called(recorded: 
 
 
 def test_offline_every_call_is_answered_from_the_recording_and_no_server_starts(
-    recorded: tuple[Path, Path],
+    recorded: tuple[Path, Path, str],
 ) -> None:
-    path, root = recorded
+    path, root, _ = recorded
     before = set(guarded_servers(os.getpid()))
     result = asyncio.run(replay(path, offline=True, local=Config()))
     assert result.ok, result.summary()
@@ -118,10 +134,10 @@ def test_offline_every_call_is_answered_from_the_recording_and_no_server_starts(
 
 
 def test_live_a_read_only_tool_is_called_again_and_its_changed_answer_is_drift(
-    recorded: tuple[Path, Path], site: str
+    recorded: tuple[Path, Path, str], site: str
 ) -> None:
-    path, root = recorded
-    local = Config(mcp_servers=servers(root))
+    path, root, at = recorded
+    local = Config(mcp_servers=servers(root, at))
     result = asyncio.run(replay(path, base_url=site, local=local))
     drifts = [d for d in result.drifts if d.field == "mcp"]
     # the clock has moved on since the recording: its answer drifts, and nothing else does
@@ -141,9 +157,9 @@ def test_live_a_read_only_tool_is_called_again_and_its_changed_answer_is_drift(
     assert not (root / "note.txt").exists()  # the write was not made a second time
 
 
-def test_live_with_every_call_the_write_is_made_again(recorded: tuple[Path, Path], site: str) -> None:
-    path, root = recorded
-    local = Config(mcp_servers=servers(root))
+def test_live_with_every_call_the_write_is_made_again(recorded: tuple[Path, Path, str], site: str) -> None:
+    path, root, at = recorded
+    local = Config(mcp_servers=servers(root, at))
     result = asyncio.run(
         replay(path, base_url=site, local=local, settings=_ignoring('"datetime"'), mcp_calls="all")
     )
@@ -153,9 +169,9 @@ def test_live_with_every_call_the_write_is_made_again(recorded: tuple[Path, Path
 
 
 def test_live_without_the_server_configured_is_the_hosts_error(
-    recorded: tuple[Path, Path], site: str
+    recorded: tuple[Path, Path, str], site: str
 ) -> None:
-    path, _ = recorded
+    path, _, _ = recorded
     with pytest.raises(UsageError, match="calls the MCP server 'everything', which is not configured here"):
         asyncio.run(replay(path, base_url=site, local=Config()))
     # answered from the recording, a live replay needs no server
@@ -169,10 +185,12 @@ def _ignoring(pattern: str) -> Any:
     return ReplaySettings(ignore_mcp=[pattern])
 
 
-def test_the_report_shows_each_call_beside_the_browser_steps(recorded: tuple[Path, Path], site: str) -> None:
-    path, root = recorded
+def test_the_report_shows_each_call_beside_the_browser_steps(
+    recorded: tuple[Path, Path, str], site: str
+) -> None:
+    path, root, at = recorded
     again = path.parent / "again.jsonl"
-    local = Config(mcp_servers=servers(root))
+    local = Config(mcp_servers=servers(root, at))
     result = asyncio.run(
         replay(path, base_url=site, local=local, record=again, settings=_ignoring('"datetime"'))
     )
