@@ -10,6 +10,7 @@ relative to the file.  A file that is not valid is a
 
     trials = 8
     remote = "ws://10.0.0.5:3000/,ws://10.0.0.6:3000/"   # Playwright servers (optional)
+    shared_servers = ["time"]               # one process for all trials at once (else one a trial)
 
     [[variants]]
     name = "careful"
@@ -37,12 +38,16 @@ relative to the file.  A file that is not valid is a
     id = "note"
     instruction = "Write today's date into notes/today.txt."
     mcp_servers = { files = { command = "mcp-server-filesystem", args = ["notes"] } }
-    checks = [{ kind = "mcp", server = "files", tool = "read_text_file",
-                arguments = { path = "notes/today.txt" }, value = "2026", regex = true }]
+
+    [[tasks.checks]]                        # what the server says after the trial (a read-only tool)
+    kind = "mcp"
+    server = "files"
+    tool = "read_text_file"
+    arguments = { path = "notes/today.txt" }
+    value = "2026"
 
     [mcp_servers]                           # for every task, in the mcpServers shape (or a path)
     time = { command = "mcp-server-time" }
-    shared_servers = ["time"]               # one process for all trials at once (else one a trial)
 
     [judge]                                 # only for tasks with a judge check
     provider = "anthropic"
