@@ -8,7 +8,11 @@ holds:
 
 - a click by point (a DOM-changing one, and a link that loads a page): the click, a WebP
   screenshot through the DevTools protocol (quality 75, as the observation takes it) and the title;
-- a click by ref: the click on the same element by locator, Playwright's AI snapshot and the title.
+- a click by ref: the click on the same element by locator, Playwright's AI snapshot and the title;
+- a loop of three DOM-changing clicks through ``run_loop`` (the model a function that answers at
+  once), against a raw loop that clicks, captures, reads the title and puts the image into the
+  history as a chat message: the loop's own cost (history, guards, the message shapes) on top of
+  the interpreter's.
 
 Each round times one of each, back to back, in turns (ours first in even rounds, raw first in
 odd ones), so that the machine's noise hits both.  A round's ratio is ours over raw; the figure
@@ -51,10 +55,11 @@ CHANGE = (150, 385)  # buttons.html: "change the page", which rewrites a line of
 GO = (190, 70)  # nav/plain-link.html: a link to done.html
 GOAL = 1.3  # through Interpreter.handle, at most this many times raw Playwright, at the interval's top
 FLAGS = ["--no-first-run", "--no-default-browser-check", "--disable-gpu"]
-SYNC_KINDS = ("dom_click", "link_click", "ref_click")
+SYNC_KINDS = ("dom_click", "link_click", "ref_click", "loop_dom_click")
 ASYNC_KINDS = ("async_dom_click",)
 START = {"dom_click": "/buttons.html", "link_click": "/nav/plain-link.html", "ref_click": "/buttons.html"}
-START["async_dom_click"] = START["dom_click"]
+START["async_dom_click"] = START["loop_dom_click"] = START["dom_click"]
+LOOP_CLICKS = 3  # a loop round: this many clicks, then the model's last word
 
 
 def call(action: str, **params: str) -> str:
@@ -114,6 +119,8 @@ class SyncWorker:
 
     def prepare(self, kind: str) -> tuple[Callable[[], None], Callable[[], None]]:
         """Both sides at the kind's start page; the two timed steps."""
+        if kind == "loop_dom_click":
+            return self.prepare_loop()
         url = self.base + START[kind]
         interp = self.snaps if kind == "ref_click" else self.shots
         turn = interp.handle(call("navigate", url=url))
@@ -141,6 +148,44 @@ class SyncWorker:
                 shot = self.cdp.send("Page.captureScreenshot", {"format": "webp", "quality": 75})
                 base64.b64decode(shot["data"])
             page.title()
+
+        return ours, raw
+
+    def prepare_loop(self) -> tuple[Callable[[], None], Callable[[], None]]:
+        """A loop of LOOP_CLICKS clicks: ``run_loop`` over the interpreter against a raw loop that
+        does what a host without xmltools would (click, capture, title, the image into the history),
+        both asking the same model: a function that answers at once."""
+        from xmltools.loop import run_loop
+
+        url = self.base + START["loop_dom_click"]
+        self.shots.handle(call("navigate", url=url))
+        self.page.goto(url)
+        click = call("click", coordinate=f"{CHANGE[0]},{CHANGE[1]}")
+        start = [{"role": "system", "content": "You click."}, {"role": "user", "content": "Click it."}]
+
+        def model(messages: list[dict[str, Any]]) -> str:
+            done = sum(1 for m in messages if m["role"] == "assistant")
+            return click if done < LOOP_CLICKS else "All done."
+
+        def ours() -> None:
+            res = run_loop(model, start, interpreter=self.shots, max_turns=LOOP_CLICKS + 1)
+            assert res.stop_reason == "no_tool" and len(res.turns) == LOOP_CLICKS + 1, res.stop_reason
+
+        def raw() -> None:
+            messages = list(start)
+            while True:
+                text = model(messages)
+                messages.append({"role": "assistant", "content": text})
+                if text == "All done.":
+                    break
+                self.page.mouse.click(*CHANGE)
+                shot = self.cdp.send("Page.captureScreenshot", {"format": "webp", "quality": 75})
+                said = [{"type": "text", "text": f"clicked; the page: {self.page.title()}"}]
+                said.append(
+                    {"type": "image_url", "image_url": {"url": "data:image/webp;base64," + shot["data"]}}
+                )
+                messages.append({"role": "user", "content": said})
+            json.dumps(messages)
 
         return ours, raw
 
@@ -329,7 +374,7 @@ def measure(base: str, rounds: int, before: Path | None, warm: int = 3) -> dict[
                 trees["before"] = Worker(before, style, base)
             for kind in kinds:
                 figures.update(in_turns(trees, kind, rounds, warm))
-                if style == "sync":
+                if style == "sync" and kind != "loop_dom_click":
                     ask = {"do": "breakdown", "kind": kind, "steps": 15}
                     figures[f"{kind}_breakdown_ms"] = trees["after"].ask(ask)
         finally:
