@@ -168,8 +168,9 @@ class SyncWorker:
             return click if done < LOOP_CLICKS else "All done."
 
         def ours() -> None:
-            res = run_loop(model, start, interpreter=self.shots, max_turns=LOOP_CLICKS + 1)
-            assert res.stop_reason == "no_tool" and len(res.turns) == LOOP_CLICKS + 1, res.stop_reason
+            res = run_loop(model, start, interpreter=self.shots, max_turns=LOOP_CLICKS + 2)
+            clicked = [t for t in res.turns if t.ran is not None and t.ran.status == "ok"]
+            assert res.stop_reason == "no_tool" and len(clicked) == LOOP_CLICKS, (res.stop_reason, res.turns)
 
         def raw() -> None:
             messages = list(start)

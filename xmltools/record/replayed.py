@@ -143,12 +143,24 @@ class ReplayResult:
     def ok(self) -> bool:
         return self.outcome == "passed"
 
+    @property
+    def mcp_from_recording(self) -> int:
+        """The MCP calls answered from the recording rather than by their server."""
+        return sum(
+            1
+            for s in self.steps
+            for o in s.turn.outcomes
+            if o.mcp is not None and o.mcp.source == "recording"
+        )
+
     def summary(self) -> str:
         n = len(self.steps)
         failures = [*([] if self.allow_failures else self.failures), *self.broken]
         again = [*self.rematched, *self.healed]
         held = f", {self.checked} assertions held" if self.checked and not self.broken else ""
-        counts = (f"{len(self.rematched)} re-matched", f"{len(self.healed)} healed")
+        recorded = self.mcp_from_recording if self.mode == "live" else 0
+        answered = f"{recorded} MCP call{'s' if recorded != 1 else ''} answered from the recording"
+        counts = (f"{len(self.rematched)} re-matched", f"{len(self.healed)} healed", answered)
         mended = "".join(f", {c}" for c in counts if not c.startswith("0 "))
         if not self.drifts and not failures:
             head = f"{n} steps replayed ({self.mode}): no drift{held}{mended}"

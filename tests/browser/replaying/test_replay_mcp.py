@@ -147,6 +147,7 @@ def test_live_a_read_only_tool_is_called_again_and_its_changed_answer_is_drift(
     assert "datetime" in str(drifts[0])
     calm = asyncio.run(replay(path, base_url=site, local=local, settings=_ignoring('"datetime"')))
     assert calm.ok, calm.summary()
+    assert calm.summary() == "7 steps replayed (live): no drift, 1 MCP call answered from the recording"
     sources = {(o.mcp.tool or o.mcp.uri): o.mcp.source for s in calm.steps for o in s.turn.outcomes if o.mcp}
     assert sources == {
         "get_current_time": "server",
