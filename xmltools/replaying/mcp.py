@@ -86,8 +86,10 @@ def _recorded_servers(t: Transcript) -> dict[str, RecordedServer]:
     tools: dict[str, dict[str, ToolInfo]] = {}
     for r in recorded_calls(t):
         known = tools.setdefault(r.server, {})
-        if r.tool is not None and r.input_schema is not None:
-            known[r.tool] = ToolInfo(r.tool, "", r.input_schema, r.read_only, r.destructive)
+        if r.tool is None or (r.input_schema is None and r.tool in known):
+            continue
+        # a call whose server broke recorded no schema: its tool is still known, taking any arguments
+        known[r.tool] = ToolInfo(r.tool, "", r.input_schema or {}, r.read_only, r.destructive)
     return {name: RecordedServer(name, known) for name, known in tools.items()}
 
 
