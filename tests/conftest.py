@@ -13,7 +13,9 @@ import atexit
 import functools
 import os
 import random
+import select
 import shutil
+import socket
 import sys
 import tempfile
 import threading
@@ -39,10 +41,18 @@ _stop = threading.Event()
 
 
 def _never(handler: SimpleHTTPRequestHandler) -> None:
-    """A resource that never arrives (held open for at most 60 s, or until the server stops)."""
+    """A resource that never arrives (held open for at most 60 s, until the server stops, or until
+    the browser hangs up, as it does when the page that asked for it goes away)."""
     deadline = time.monotonic() + 60
+    conn = handler.connection
     while not _stop.is_set() and time.monotonic() < deadline:
-        time.sleep(0.05)
+        readable, _, _ = select.select([conn], [], [], 0.05)
+        if readable:
+            try:
+                if not conn.recv(1, socket.MSG_PEEK):
+                    return
+            except OSError:
+                return
 
 
 def _slow(handler: SimpleHTTPRequestHandler) -> None:

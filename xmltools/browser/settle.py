@@ -79,6 +79,7 @@ class Settler:
         hops = 0
         quiet_rounds = 0
         quiet_deadline: float | None = None  # the quiet windows of one document share one bound
+        quiet_started = loop.time()
         expect_nav = nav_started
         committed = w.commits
         while True:
@@ -88,15 +89,17 @@ class Settler:
             await self._await_navigation(page, nav_deadline, expect_nav, notes)
             if self.tabs.page is not page:
                 continue  # a new tab took over
-            if w.navigating and loop.time() >= nav_deadline:
-                # still between two documents at the bound, where no script answers: a page that
-                # committed others on the way kept navigating; else its one document has not come
+            if loop.time() >= nav_deadline and (w.navigating or w.commits - committed > 1):
+                # at the bound, between two documents (where no script answers), or past the action's
+                # own document on others the page went to by itself: a page that committed others
+                # on the way kept navigating, and is shown as it is; else its one document has not come
                 if w.commits != committed:
                     notes.append(_kept_navigating(max(hops, w.commits - committed)))
                 return notes
             commits, requests = w.commits, w.nav_requests
             if quiet_deadline is None:
                 quiet_deadline = loop.time() + t.settle
+                quiet_started = loop.time()
             budget = max(0.05, min(t.settle, nav_deadline - loop.time()))
             res = await self._quiet(page, budget, quiet_deadline, requests, early)
             if res is _BUSY:
@@ -126,7 +129,8 @@ class Settler:
                 quiet_rounds += 1  # the page started requests while the DOM was quiet: wait for them too
                 continue
             if not res.get("settled", True):
-                notes.append(f"the page was still changing after {t.settle:g} s; this is how it looked then")
+                waited = loop.time() - quiet_started
+                notes.append(f"the page was still changing after {waited:.2g} s; this is how it looked then")
             await self._await_downloads(int(res.get("downloads") or 0))
             if int(res.get("popups") or 0) and not await self._await_popup(page):
                 notes.append("the page asked for a new tab, but none opened")

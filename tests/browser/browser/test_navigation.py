@@ -131,6 +131,31 @@ async def test_a_restless_page_under_a_short_bound_is_shown_every_time(site: str
             assert any("kept navigating" in n for n in obs.notes), (i, obs.notes)
 
 
+async def test_a_restless_page_that_never_finishes_loading_is_shown_as_navigating(
+    site: str, repeat: int
+) -> None:
+    """A page that went to other documents of its own before its load event ever came (as a slow
+    machine makes of any restless page), and stood still when the bound ran out, kept navigating:
+    the note says so, beside the load that did not finish."""
+    async with BrowserSession(BrowserConfig(timeouts=Timeouts(navigation=1.0))) as b:
+        for i in range(repeat):
+            obs = ok(await b.launch(site + "/nav/refresh-unloaded.html"))
+            assert any("kept navigating (3 times" in n for n in obs.notes), (i, obs.notes)
+            assert any("not finished loading" in n for n in obs.notes), (i, obs.notes)
+            assert obs.url.endswith("?n=3") and obs.screenshot is not None and b.is_open
+
+
+async def test_a_page_that_never_stops_changing_is_shown_with_the_wait_it_had(site: str) -> None:
+    """The quiet window is cut by the navigation's bound when that comes first: the note says how
+    long the page was watched, not the settle bound it never reached."""
+    async with BrowserSession(BrowserConfig(timeouts=Timeouts(navigation=0.6, settle=3.0))) as b:
+        obs = ok(await b.launch(site + "/nav/busy.html"))
+    notes = [n for n in obs.notes if "still changing after" in n]
+    assert len(notes) == 1, obs.notes
+    waited = float(notes[0].split("after ")[1].split(" s")[0])
+    assert 0.04 <= waited <= 0.7, notes
+
+
 @pytest.mark.parametrize("observe", ["screenshot", "snapshot"])
 @pytest.mark.parametrize("how", ["a script", "a link"])
 def test_a_navigation_to_a_server_that_never_answers_is_shown_waiting_and_the_browser_stays(
