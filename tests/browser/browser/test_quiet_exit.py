@@ -187,7 +187,8 @@ try:
             raise RuntimeError("the host broke mid-flow")
         if ENDING == "interrupted":
             print("waiting", flush=True)
-            h(ba("wait", seconds="5"))
+            waited = h(ba("wait", seconds="5"))
+            print(f"the wait ended at {{time.monotonic():.2f}}: {{waited.ran.status}}", flush=True)
         for _ in range(5):
             h(ba("navigate", url=SITE + "/nav/link.html"))
             h(ba("click", coordinate="190,70"))
@@ -209,11 +210,15 @@ def _long_flow(site: str, ending: str) -> tuple[int, str]:
         text=True,
         start_new_session=True,  # a process group of its own, for the Ctrl-C
     )
+    sent = ""
     if ending == "interrupted":
         assert proc.stdout is not None and proc.stdout.readline() == "waiting\n"
         time.sleep(1.0)  # inside the wait
+        sent = f"SIGINT sent to the group of {proc.pid} at {time.monotonic():.2f}, "
         os.killpg(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=180)
+    out, err = proc.communicate(timeout=180)
+    if ending == "interrupted" and proc.returncode == 0:  # what to look at when the Ctrl-C was lost
+        err += f"\n[{sent}exit 0 at {time.monotonic():.2f}; stdout after 'waiting': {out!r}]"
     return proc.returncode, err
 
 
