@@ -7,6 +7,8 @@ STAMP  := $(VENV)/.xmltools-installed
 # the MCP servers the tests run that come from npm (server-everything, server-filesystem), installed
 # from the committed lock into tests/support/npm/node_modules (ignored by git)
 NPM_DIR := tests/support/npm
+# Playwright MCP, which make bench sets xmltools against (bench/bench_lead.py), from its committed lock
+LEAD_DIR := bench/npm
 
 .PHONY: demo test test-fast stress bench lint docs browser clean
 
@@ -46,6 +48,8 @@ bench: $(STAMP) browser
 	$(BIN)/python bench/bench_compare.py --json bench/results/compare.json
 	$(BIN)/python bench/bench_experiment.py --json bench/results/experiment.json
 	$(BIN)/python bench/bench_user_path.py --before $(BENCH_BEFORE) --json bench/results/user_path.json
+	cd $(LEAD_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	$(BIN)/python bench/bench_lead.py --json bench/results/lead.json
 
 lint: $(STAMP)
 	$(BIN)/ruff check xmltools tests bench
@@ -80,4 +84,4 @@ browser: $(STAMP)
 	fi
 
 clean:
-	rm -rf $(VENV) build dist site *.egg-info .pytest_cache .mypy_cache .ruff_cache $(NPM_DIR)/node_modules
+	rm -rf $(VENV) build dist site *.egg-info .pytest_cache .mypy_cache .ruff_cache $(NPM_DIR)/node_modules $(LEAD_DIR)/node_modules
