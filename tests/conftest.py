@@ -53,6 +53,7 @@ def _never(handler: SimpleHTTPRequestHandler) -> None:
                     return
             except OSError:
                 return
+            time.sleep(0.05)  # bytes the browser sent after its request: still there, not read
 
 
 def _slow(handler: SimpleHTTPRequestHandler) -> None:
