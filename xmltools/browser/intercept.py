@@ -220,8 +220,9 @@ class PageIntercept:
     @classmethod
     async def start(cls, context: BrowserContext, page: Page, decide: Decide) -> PageIntercept:
         cdp = await context.new_cdp_session(page)
-        info = (await cdp.send("Target.getTargetInfo"))["targetInfo"]
         tasks = _Tasks()
         cdp.on("Fetch.requestPaused", lambda e: tasks.spawn(_answer(cdp, e, decide)))
-        await cdp.send("Fetch.enable", _ALL)
+        # one round trip for both: which target this is, and the pausing turned on
+        answer, _ = await asyncio.gather(cdp.send("Target.getTargetInfo"), cdp.send("Fetch.enable", _ALL))
+        info = answer["targetInfo"]
         return cls(cdp, info["targetId"], info.get("browserContextId", ""))
