@@ -223,6 +223,8 @@ class PageIntercept:
         tasks = _Tasks()
         cdp.on("Fetch.requestPaused", lambda e: tasks.spawn(_answer(cdp, e, decide)))
         # one round trip for both: which target this is, and the pausing turned on
-        answer, _ = await asyncio.gather(cdp.send("Target.getTargetInfo"), cdp.send("Fetch.enable", _ALL))
-        info = answer["targetInfo"]
+        asked: list[dict[str, Any]] = await asyncio.gather(
+            cdp.send("Target.getTargetInfo"), cdp.send("Fetch.enable", _ALL)
+        )
+        info = asked[0]["targetInfo"]
         return cls(cdp, info["targetId"], info.get("browserContextId", ""))
