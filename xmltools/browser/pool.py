@@ -36,7 +36,10 @@ next session with the same options, which then skips making a context and a
 page.  The spare is never a used context: each one is new, so sessions stay
 isolated.  It costs one more renderer process while it waits (``make bench``
 prints how much memory), takes no session slot, and is closed with the pool or
-when a session with other options ends.  ``BrowserPool(spare=False)`` keeps
+when a session with other options ends.  A full pool (``max_sessions`` open)
+keeps none either: no session could take it before one ends, and that end
+makes one.  So a burst of sessions that fills the pool is not slowed by
+making a context nobody takes.  ``BrowserPool(spare=False)`` keeps
 none, and neither does a remote backend (a Chrome over CDP, a Playwright
 server): no context is left waiting in a browser that is someone else's.  A
 one-shot process never makes one: the first is made when a session ends while
@@ -395,17 +398,22 @@ class BrowserPool:
         backends = [backend] if isinstance(backend, Backend) else list(backend)
         wanted = _Wanted(tuple(backends), options)
 
+        took_spare = False
+
         async def make() -> BrowserContext:
+            nonlocal took_spare
             made = await self._take_spare(wanted)
+            took_spare = made is not None
             ctx, used = made if made is not None else await self._open_on_any(backends, timeout, options)
             self._contexts[ctx] = used
             self._slots[used].sessions += 1
             self._contexts_made[ctx] = wanted
-            if made is not None:
-                self._make_spare(wanted)  # keep one ready for the next session
             return ctx
 
-        return await self._in_slot(timeout, make)
+        ctx = await self._in_slot(timeout, make)
+        if took_spare:
+            self._make_spare(wanted)  # keep one ready for the next session (counted in the slots now)
+        return ctx
 
     # -- the spare -------------------------------------------------------------------------
 
@@ -433,8 +441,8 @@ class BrowserPool:
 
     def _make_spare(self, wanted: _Wanted) -> None:
         """Start making a spare for these options, in place of one made for others."""
-        if not self.keep_spare or self._closing:
-            return
+        if not self.keep_spare or self._closing or self.sessions >= self.max_sessions:
+            return  # a full pool keeps none: no session could take it until one ends, which makes one
         spare = self._spare
         if spare is not None:
             if spare.wanted == wanted:

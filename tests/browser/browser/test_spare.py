@@ -101,3 +101,24 @@ async def test_sessions_in_a_row_each_start_and_leave_one_spare_behind(site: str
     finally:
         await pool.aclose()
     assert pool.spare_context is None
+
+
+async def test_a_full_pool_keeps_no_spare_until_a_session_ends(site: str) -> None:
+    pool = BrowserPool(max_sessions=2)
+    try:
+        a, b = BrowserSession(pool=pool), BrowserSession(pool=pool)
+        ok(await a.launch(site + "/form.html"))
+        await a.close()
+        await spare_of(pool)
+        ok(await a.launch(site + "/form.html"))  # takes the spare; one session of two: another is made
+        await spare_of(pool)
+        ok(await b.launch(site + "/form.html"))  # takes that one and fills the pool
+        await asyncio.sleep(0.5)
+        assert pool.spare_context is None and pool._spare is None
+        assert open_contexts(pool) == 2
+        await b.close()
+        await spare_of(pool)  # a slot is free: a session could take one again
+        await until_open_contexts(pool, 2)
+        await a.close()
+    finally:
+        await pool.aclose()
