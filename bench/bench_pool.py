@@ -61,6 +61,28 @@ def browser_pss_mb() -> float:
     return round(total / 1024, 1)
 
 
+def busy_share(window: float = 0.25) -> float:
+    """The share of this machine's CPU time spent busy over ``window`` seconds (from /proc/stat)."""
+
+    def read() -> tuple[int, int]:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        idle = fields[3] + fields[4]  # idle and waiting for I/O
+        return sum(fields) - idle, sum(fields)
+
+    busy0, all0 = read()
+    time.sleep(window)
+    busy1, all1 = read()
+    return (busy1 - busy0) / max(1, all1 - all0)
+
+
+def wait_quiet(limit: float = 15.0) -> None:
+    """Wait (up to ``limit`` seconds) until the machine is nearly idle: a round starts only once the
+    last one's browser has torn its contexts down, so neither side pays for the other's leftovers."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end and busy_share() > 0.1:
+        pass
+
+
 CONFIG: dict[str, Any] = {}  # the settings each of ours runs with (--set NAME=VALUE), to find what costs
 
 
@@ -150,6 +172,7 @@ class RawSide:
         async def all_of_them() -> None:
             exe = find_chromium().path
             browser = await self.pw.chromium.launch(executable_path=exe, args=list(CHROMIUM_FLAGS))
+            wait_quiet()  # the browser's own start is over before the sessions are timed
             try:
                 await asyncio.gather(*(one(browser) for _ in range(sessions)))
             finally:
@@ -176,9 +199,12 @@ def in_rounds(base: str, sessions: int, clicks: int, rounds: int) -> dict[str, A
         for r in range(rounds + 1):
             ours_first = r % 2 == 0
             if not ours_first:
+                wait_quiet()
                 raw_launch, raw_click = raw.round(base, sessions, clicks)
+            wait_quiet()
             ours = concurrent(base, sessions, clicks)
             if ours_first:
+                wait_quiet()
                 raw_launch, raw_click = raw.round(base, sessions, clicks)
             if r == 0:
                 continue
