@@ -188,7 +188,7 @@ try:
         if ENDING == "interrupted":
             print("waiting", flush=True)
             waited = h(ba("wait", seconds="5"))
-            print(f"the wait ended at {{time.monotonic():.2f}}: {{waited.ran.status}}", flush=True)
+            print(f"the wait ended at {{time.monotonic():.2f}}: {{waited.ran.status}}: {{said(waited)[:300]}}", flush=True)
         for _ in range(5):
             h(ba("navigate", url=SITE + "/nav/link.html"))
             h(ba("click", coordinate="190,70"))
@@ -199,6 +199,25 @@ finally:
     time.sleep(1.0)  # the host saves its own work before it exits, as hosts do
 assert count >= 30, count
 """
+
+
+def _signals_of(pid: int) -> str:
+    """What each thread of ``pid`` blocks, and what waits for it, just after the Ctrl-C: the masks
+    of /proc, to tell a signal that never came from one that came and was not acted on."""
+    seen = []
+    for task in sorted(Path(f"/proc/{pid}/task").glob("*")):
+        try:
+            fields = dict(
+                line.split(":\t", 1) for line in (task / "status").read_text().splitlines() if ":\t" in line
+            )
+        except OSError:
+            continue
+        seen.append(
+            f"{fields.get('Name', '?').strip()}: blocked {fields.get('SigBlk', '?').strip()[-4:]}"
+            f" pending {fields.get('SigPnd', '?').strip()[-4:]}/{fields.get('ShdPnd', '?').strip()[-4:]}"
+            f" caught {fields.get('SigCgt', '?').strip()[-4:]} ignored {fields.get('SigIgn', '?').strip()[-4:]}"
+        )
+    return "threads then: " + "; ".join(seen)
 
 
 def _long_flow(site: str, ending: str) -> tuple[int, str]:
@@ -216,6 +235,7 @@ def _long_flow(site: str, ending: str) -> tuple[int, str]:
         time.sleep(1.0)  # inside the wait
         sent = f"SIGINT sent to the group of {proc.pid} at {time.monotonic():.2f}, "
         os.killpg(proc.pid, signal.SIGINT)
+        sent += _signals_of(proc.pid) + ", "
     out, err = proc.communicate(timeout=180)
     if ending == "interrupted" and proc.returncode == 0:  # what to look at when the Ctrl-C was lost
         err += f"\n[{sent}exit 0 at {time.monotonic():.2f}; stdout after 'waiting': {out!r}]"
