@@ -138,7 +138,8 @@ async def patient() -> AsyncIterator[object]:
     from xmltools.browser.session import BrowserSession
     from xmltools.browser.settings import BrowserConfig, Timeouts
 
-    async with BrowserSession(BrowserConfig(timeouts=Timeouts(action=30.0, navigation=30.0))) as b:
+    bounds = Timeouts(action=30.0, navigation=30.0, screenshot=30.0)  # 200 popups took a shot past 10 s
+    async with BrowserSession(BrowserConfig(timeouts=bounds)) as b:
         yield b
 
 
