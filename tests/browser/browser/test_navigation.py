@@ -111,12 +111,26 @@ async def test_a_page_that_refreshes_itself_at_once_is_shown_every_time(
     assert not failures, f"{len(failures)} of {repeat} failed:\n" + "\n".join(failures[:5])
 
 
+async def test_a_page_opening_more_popups_than_a_session_keeps_is_shown_with_20_tabs(
+    patient: BrowserSession, site: str, repeat: int
+) -> None:
+    """Thirty popups: nineteen are kept beside the opener, the eleven beyond are closed at once and
+    counted in the note."""
+    for i in range(repeat):
+        obs = ok(await patient.launch(site + "/hostile/popups.html?n=30"))
+        assert obs.screenshot is not None and len(obs.tabs) == 20, (i, obs.tabs)
+        assert any("closed at once (11 times)" in n for n in obs.notes), (i, obs.notes)
+
+
 async def test_a_page_opening_200_popups_keeps_20_tabs_and_is_shown(
     patient: BrowserSession, site: str, repeat: int
 ) -> None:
-    for _ in range(
-        max(1, repeat // 3)
-    ):  # each try takes about 20 s here, as long as raw Playwright's page load
+    """Two hundred popups take about 20 s a try on this machine, as long as raw Playwright takes to
+    load the page, and past the patient bound of 30 s under make test's load: make stress runs it,
+    one try in three; make test checks the same cap with thirty popups, above."""
+    if repeat < 30:
+        pytest.skip("200 popups take 20 s a try, as in raw Playwright: make stress runs this")
+    for _ in range(repeat // 3):
         obs = ok(await patient.launch(site + "/hostile/popups.html"))
         assert obs.screenshot is not None and len(obs.tabs) == 20, obs.tabs
         assert any("closed at once (181 times)" in n for n in obs.notes), obs.notes
