@@ -14,13 +14,15 @@ Two kinds of listener:
   request of its own), and asks the guard.  Allowed requests continue untouched,
   so documents stream and the cache answers as it would without a policy.
 - :class:`BrowserIntercept`, one per browser: a browser-wide session that pauses
-  every request of every context.  It decides only for a tab that has no
-  listener of its own yet, a popup being born, whose first request would
-  otherwise be gone before the tab is reported; everything else it lets through
-  at once.  A request of an inner frame (which is not a target of its own) waits,
-  within :data:`BIRTH_BOUND`, while a guarded tab is being born, since it could
-  be that tab's.  A service worker is a target of its context with no listener
-  of its own, so its requests are decided here too.
+  every request of every context.  It decides for every request of a guarded
+  target (a tab's main frame, an out-of-process frame, a worker), the tab's own
+  listener or not: a popup's first request is made before the tab is reported,
+  and a request begun before the tab's listener was ready (its redirect hops
+  included) may never reach that listener.  An allowed request may so be decided
+  twice, with the same answer.  A request of an inner frame (which is not a
+  target of its own) is left to its tab's listener; it waits, within
+  :data:`BIRTH_BOUND`, while a guarded tab is being born, since it could be
+  that tab's.
 
 Written here rather than taken from a library: Playwright offers only the
 routing above, and nothing else speaks to the browser's Fetch domain.  Must not
@@ -174,7 +176,8 @@ class BrowserIntercept:
 
     async def _decider(self, frame_id: str | None) -> Decide | None:
         """Who decides for a request of ``frame_id`` here: its context's guard when the frame is a
-        target without a listener of its own; None when another listener (or no policy) decides."""
+        target, whether its tab has a listener of its own or not (see the module's words); None for
+        an inner frame, whose tab's listener decides, or where no policy applies."""
         if not frame_id:
             return None  # not seen here: a service worker's requests come as its own target's
         if frame_id not in self.targets and frame_id not in self.inner:
@@ -185,8 +188,7 @@ class BrowserIntercept:
                 self.inner.add(frame_id)
         known = self.targets.get(frame_id)
         if known is not None:
-            _, ctx = known
-            return None if frame_id in self.covered else self.deciders.get(ctx)
+            return self.deciders.get(known[1])
         # an inner frame: its tab's listener decides, once the tab has one
         if self.settled.is_set():
             return None

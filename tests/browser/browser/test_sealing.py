@@ -162,13 +162,16 @@ async def test_a_redirect_to_a_refused_origin_is_stopped_before_the_hop(
 
 
 async def test_a_launch_redirected_out_fails_without_reaching_the_other_origin(
-    local_only: BrowserSession, counted: Site
+    local_only: BrowserSession, counted: Site, repeat: int
 ) -> None:
+    """Repeated, since the hop races the tab's own listener and the browser-wide one: it is refused
+    whichever of them sees it."""
     other = counted.base.replace("127.0.0.1", "localhost") + "/out/r.html"
-    started = time.monotonic()
-    res = await local_only.launch(counted.base + "/__to__/" + quote(other, safe=""))
-    assert isinstance(res, Failure) and "not among the allowed origins" in res.message, res
-    assert time.monotonic() - started < 10
+    for i in range(repeat):
+        started = time.monotonic()
+        res = await local_only.launch(counted.base + "/__to__/" + quote(other, safe=""))
+        assert isinstance(res, Failure) and "not among the allowed origins" in res.message, (i, res)
+        assert time.monotonic() - started < 10
     assert counted.outside() == 0, counted.hits
 
 
