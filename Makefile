@@ -23,9 +23,9 @@ demo: $(STAMP) browser
 # (subprocesses, the wheel in a fresh environment) and the browser tests in one run, work-stealing,
 # so that a worker whose browser test waits on a page is not idle while the other has tests left.
 # The tests that repeat an action run 3 times here (make stress: 30, serially). test-fast runs
-# tests/unit alone.
+# tests/unit alone. The 15 slowest tests are listed at the end, to see where the time goes.
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -q -n 2 --dist worksteal tests/unit tests/slow tests/browser
+	$(BIN)/python -m pytest -q -n 2 --dist worksteal --durations=15 tests/unit tests/slow tests/browser
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests/unit
