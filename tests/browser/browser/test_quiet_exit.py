@@ -154,6 +154,9 @@ def test_a_flow_ends_with_nothing_on_stderr(name: str, site: str) -> None:
 # gets it too) while an action runs.
 LONG = """
 ENDING = {ending!r}
+# A host started from a terminal takes Ctrl-C as KeyboardInterrupt; a test runner started in the
+# background of a script has SIGINT ignored, which its children would inherit.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 def h(text):
     global count
     count += 1
