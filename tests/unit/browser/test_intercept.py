@@ -26,19 +26,14 @@ class FakeSession:
     def __init__(self) -> None:
         self.handlers: dict[str, Any] = {}
         self.sent: list[tuple[str, dict[str, Any]]] = []
-        self.known: dict[str, tuple[str, str]] = {}  # what Target.getTargetInfo answers
 
     def on(self, event: str, handler: Any) -> None:
         self.handlers[event] = handler
 
     async def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         self.sent.append((method, params or {}))
-        if method == "Target.getTargetInfo":
-            tid = (params or {})["targetId"]
-            if tid not in self.known:
-                raise PlaywrightError("No target with given id found")
-            kind, ctx = self.known[tid]
-            return {"targetInfo": {"targetId": tid, "type": kind, "browserContextId": ctx}}
+        if method == "Target.getTargetInfo":  # asked only of frames never reported: inner frames
+            raise PlaywrightError("No target with given id found")
         return {}
 
     def report(self, event: str, params: dict[str, Any]) -> None:
