@@ -80,13 +80,22 @@ INIT = (
     return id;
   };
   window.clearTimeout = function (id) { st.timers.delete(id); return ct(id); };
-  // animation frames asked for and not yet run: a capture taken while one waits may miss its change
+  // animation frames asked for and not yet run: a capture taken while one waits may miss its change.
+  // `turns` counts the frames that ran a callback of the page (one time stamp per frame), `lastTurn`
+  // is that count at the DOM's last change.
   st.frames = new Set();
+  st.turns = 0;
+  st.lastTurn = 0;
+  let stamp = -1;
   const raf = window.requestAnimationFrame && window.requestAnimationFrame.bind(window);
   const caf = window.cancelAnimationFrame && window.cancelAnimationFrame.bind(window);
   if (raf && caf) {
     window.requestAnimationFrame = function (fn) {
-      const id = raf(function () { st.frames.delete(id); return fn.apply(this, arguments); });
+      const id = raf(function (ts) {
+        if (ts !== stamp) { stamp = ts; st.turns++; }
+        st.frames.delete(id);
+        return fn.apply(this, arguments);
+      });
       st.frames.add(id);
       return id;
     };
@@ -95,6 +104,7 @@ INIT = (
   new MutationObserver((records) => {
     if (records.every((r) => r.type === 'attributes' && r.attributeName === 'data-xt-mark')) return;
     st.last = performance.now();
+    st.lastTurn = st.turns;
   }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   if (window.navigation) {
     window.navigation.addEventListener('navigate', (e) => {
@@ -177,10 +187,16 @@ CONSOLE_TAIL = """
 # Removes the marks an action left, then resolves when the short timers
 # pending at the start have run and the DOM and
 # the timers have been quiet for `quiet` ms, or when a cross-document
-# navigation or a download has started, or when `max` ms have passed.  Takes
-# and resets the counters of navigations, downloads and new tabs.  `changed` says whether the DOM
-# or a short timer moved after it began, or an animation frame is still waiting to run.
-SETTLE = """
+# navigation or a download has started, or when `max` ms have passed.  While an animation frame
+# waits to run, quiet also takes FRAME_TURNS frames since the DOM's last change: a frame that is
+# slow to paint (a heavy layer, a busy machine) would otherwise end the window between two frames
+# of a short chain whose last one changes the page.  A page that animates for ever without
+# touching the DOM costs those few frames, no more; a hidden document runs no frames and is not
+# waited for.  Takes and resets the counters of navigations, downloads and new tabs.  `changed`
+# says whether the DOM or a short timer moved after it began, or an animation frame still waits.
+FRAME_TURNS = 3
+SETTLE = (
+    """
 async ([quiet, max, mark]) => {
   const st = window.__xt;
   const t0 = performance.now();
@@ -200,13 +216,17 @@ async ([quiet, max, mark]) => {
     const now = performance.now();
     if (st.crossNavs || st.downloads) return done(true);
     if (now - t0 >= max) return done(false);
-    const pending = ids.some((id) => st.timers.has(id));
+    const pending = ids.some((id) => st.timers.has(id)) || (st.frames && st.frames.size > 0
+      && st.turns - st.lastTurn < """
+    + str(FRAME_TURNS)
+    + """ && document.visibilityState !== 'hidden');
     const idle = now - Math.max(st.last, st.lastTimer);
     if (!pending && idle >= quiet) return done(true);
     await new Promise((r) => st.st(r, pending ? 10 : Math.max(1, Math.min(quiet - idle, 20))));
   }
 }
 """
+)
 
 # SETTLE, started and left running: its promise is kept on the page for SETTLE_WAIT.  Answers
 # whether it started (a document without the init script has nothing to settle with).
