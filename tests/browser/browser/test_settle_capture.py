@@ -55,6 +55,18 @@ async def test_a_capture_taken_while_an_animation_frame_waits_is_not_kept(
     assert browser.settler.early is None
 
 
+async def test_a_page_that_animates_for_ever_settles_after_a_few_frames(
+    browser: BrowserSession, site: str, repeat: int
+) -> None:
+    """While a frame waits, the quiet window also takes a few frames since the DOM's last change; a
+    canvas that animates for ever (a frame always waits) must not hold the wait to its bound."""
+    ok(await browser.launch(site + "/pages/later.html?how=spin"))
+    for _ in range(repeat):
+        obs = ok(await browser.click(GO))
+        assert obs.title == "last" and near(colour(obs), BLUE)
+        assert not [n for n in obs.notes if "still changing" in n], obs.notes
+
+
 @pytest.mark.parametrize(
     "how",
     [
