@@ -18,6 +18,7 @@ from support.helpers import ok
 from xmltools.base.results import Observation, Point
 from xmltools.browser.session import BrowserSession
 from xmltools.browser.settings import BrowserConfig, Timeouts
+from xmltools.browser.settle import KEPT_NAVIGATING, STILL_WAITING
 
 pytestmark = pytest.mark.slow
 
@@ -146,12 +147,18 @@ async def _once_the_browser_answers(site: str) -> None:
 
 async def test_a_restless_page_under_a_short_bound_is_shown_every_time(site: str, repeat: int) -> None:
     """The document changes under the wait right when its bound runs out: the page is shown with the
-    note, never reported as an internal failure."""
+    note, never reported as an internal failure.  The page reloads every 50 ms, so it has usually
+    gone to other documents by the bound (it kept navigating); on a loaded machine its first reload
+    may still be on its way at the bound, and then the note names the document it waits for."""
     await _once_the_browser_answers(site)
     async with BrowserSession(BrowserConfig(timeouts=Timeouts(navigation=1.5))) as b:
         for i in range(repeat):
             obs = ok(await b.launch(site + "/nav/refresh.html"))
-            assert any("kept navigating" in n for n in obs.notes), (i, obs.notes)
+            said = [
+                n for n in obs.notes if KEPT_NAVIGATING in n or f"{STILL_WAITING} {site}/nav/refresh" in n
+            ]
+            assert said, (i, obs.notes)
+            assert obs.screenshot is not None and b.is_open, i
 
 
 async def test_a_restless_page_that_never_finishes_loading_is_shown_as_navigating(
