@@ -17,6 +17,7 @@ is the verdict, and the line after it is the reason kept with a failure.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Awaitable, Callable
@@ -212,9 +213,13 @@ async def _judge(spec: CheckSpec, ctx: CheckContext) -> str | None:
     url, page = None, ""
     session = _page_of(ctx)
     if session is not None:
+        bound = session.config.timeouts.action  # a read: nothing is waited for, so not ctx.wait
         try:
-            url, page = await session.on_page(lambda p: _url_and_text(p, ctx.wait))
-        except Exception as e:  # no <body> (an image, a PDF), a tab that crashed: the judge is told
+            url, page = await session.on_page(lambda p: _url_and_text(p, bound))
+        except TimeoutError:
+            url = session.current_url
+            page = f"(the page's text could not be read: the page did not answer within {bound:g} s)"
+        except Exception as e:  # a tab that crashed, a page that navigated away: the judge is told
             url = session.current_url
             page = f"(the page's text could not be read: {_first_line(e)})"
     if len(page) > JUDGE_PAGE_CHARS:
@@ -225,8 +230,16 @@ async def _judge(spec: CheckSpec, ctx: CheckContext) -> str | None:
     return judge_verdict(await ctx.judge(prompt))
 
 
-async def _url_and_text(page: Any, wait: float) -> tuple[str, str]:
-    return str(page.url), str(await page.inner_text("body", timeout=wait * 1000))
+# The text as the page has it now: its body's rendered text, or, in a document with no body (SVG, an
+# XML feed), the root's text.
+_PAGE_TEXT = "() => document.body ? document.body.innerText : (document.documentElement?.textContent ?? '')"
+
+
+async def _url_and_text(page: Any, bound: float) -> tuple[str, str]:
+    """The page's address and text, read at once: under load a read may be slow, but a short
+    wait for something to appear (``check_seconds``) would tell the judge a slow machine's story."""
+    text = await asyncio.wait_for(page.evaluate(_PAGE_TEXT), bound)
+    return str(page.url), str(text or "")
 
 
 _THINKING = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE | re.DOTALL)

@@ -200,18 +200,29 @@ def test_a_database_an_earlier_version_wrote_resumes(tmp_path: Path) -> None:
     assert [r.browser for r in Store(db).trials()] == [None, None]
 
 
-def test_a_judge_is_told_when_the_last_page_cannot_be_read() -> None:
-    """A page with no text to read (an image, a PDF viewer, a crashed tab) is said to the judge; the
-    check does not raise, which would stop every other trial of the run."""
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        (RuntimeError("page.evaluate: Target crashed\n=== logs ==="), "page.evaluate: Target crashed)"),
+        (TimeoutError(), "the page did not answer within 5 s)"),
+    ],
+    ids=["crashed", "no-answer"],
+)
+def test_a_judge_is_told_when_the_last_page_cannot_be_read(error: Exception, said: str) -> None:
+    """A page whose text cannot be read (a crashed tab, a page that does not answer within the
+    session's action bound) is said to the judge in one line; the check does not raise, which would
+    stop every other trial of the run."""
+    from xmltools.browser.settings import BrowserConfig
     from xmltools.lab.checks import CHECKS, CheckContext
     from xmltools.lab.plan import CheckSpec
 
     class Unreadable:
         has_page = True
         current_url = "http://127.0.0.1:9/scan.pdf"
+        config = BrowserConfig()
 
         async def on_page(self, fn: Any) -> Any:
-            raise RuntimeError("page.inner_text: Timeout 5000ms exceeded.\n=== logs ===")
+            raise error
 
     asked: list[str] = []
 
@@ -222,10 +233,7 @@ def test_a_judge_is_told_when_the_last_page_cannot_be_read() -> None:
     ctx = CheckContext(Unreadable(), "done", True, "Open the scan.", judge)  # type: ignore[arg-type]
     problem = asyncio.run(CHECKS["judge"](CheckSpec(kind="judge", value="The scan is open."), ctx))
     assert problem == "the judge failed it: Nothing on the page can be read."
-    assert (
-        "(http://127.0.0.1:9/scan.pdf):\n(the page's text could not be read: page.inner_text: Timeout"
-        in asked[0]
-    )
+    assert f"(http://127.0.0.1:9/scan.pdf):\n(the page's text could not be read: {said}" in asked[0]
 
 
 def test_an_answer_a_spent_budget_asked_for_is_kept_but_is_not_a_claim(
