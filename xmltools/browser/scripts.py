@@ -18,6 +18,8 @@ records, in ``window.__xt``:
 
 from __future__ import annotations
 
+import json
+
 __all__ = [
     "CONSOLE_FORWARDED",
     "CONSOLE_TAIL",
@@ -192,9 +194,36 @@ CONSOLE_TAIL = """
 # slow to paint (a heavy layer, a busy machine) would otherwise end the window between two frames
 # of a short chain whose last one changes the page.  A page that animates for ever without
 # touching the DOM costs those few frames, no more; a hidden document runs no frames and is not
-# waited for.  Takes and resets the counters of navigations, downloads and new tabs.  `changed`
-# says whether the DOM or a short timer moved after it began, or an animation frame still waits.
+# waited for.  A CSS transition or animation, or one of the Web Animations API, that runs and ends
+# within `max` is waited for too (a slide moving in, a dialog fading in), unless it only repaints
+# (PAINT_ONLY: a button's colour on hover); one that runs for ever, or ends past `max`, is shown as
+# it is.  Takes and resets the counters of navigations, downloads and new tabs.  `changed` says
+# whether the DOM or a short timer moved after it began, an animation ran under it, or an
+# animation frame still waits.
 FRAME_TURNS = 3
+PAINT_ONLY = [
+    "accent-color",
+    "background-color",
+    "border-block-end-color",
+    "border-block-start-color",
+    "border-bottom-color",
+    "border-color",
+    "border-inline-end-color",
+    "border-inline-start-color",
+    "border-left-color",
+    "border-right-color",
+    "border-top-color",
+    "box-shadow",
+    "caret-color",
+    "column-rule-color",
+    "color",
+    "fill",
+    "outline-color",
+    "stroke",
+    "text-decoration-color",
+    "text-emphasis-color",
+    "text-shadow",
+]
 SETTLE = (
     """
 async ([quiet, max, mark]) => {
@@ -204,11 +233,35 @@ async ([quiet, max, mark]) => {
   const done = (settled) => {
     const out = { settled, waited: performance.now() - t0, navs: st.navs, crossNavs: st.crossNavs,
                   downloads: st.downloads, popups: st.popups, navUrl: st.navUrl,
-                  changed: Math.max(st.last, st.lastTimer) > t0 || (st.frames && st.frames.size > 0) };
+                  changed: Math.max(st.last, st.lastTimer) > t0 || animated
+                    || (st.frames && st.frames.size > 0) };
     st.navs = st.crossNavs = st.downloads = st.popups = 0;
     return out;
   };
   if (!st) return { settled: true, waited: 0, navs: 0, crossNavs: 0, downloads: 0, popups: 0, navUrl: '' };
+  let animated = false;
+  const paintOnly = new Set("""
+    + json.dumps(PAINT_ONLY)
+    + """);
+  const kebab = (p) => p.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+  const shown = (a) => {  // what the animation changes besides the colours
+    if (a.transitionProperty) return !paintOnly.has(a.transitionProperty);
+    const keys = new Set();
+    for (const k of a.effect.getKeyframes()) for (const p of Object.keys(k)) keys.add(kebab(p));
+    for (const p of ['offset', 'computed-offset', 'easing', 'composite']) keys.delete(p);
+    return [...keys].some((p) => !paintOnly.has(p));
+  };
+  const moving = () => {  // an animation that changes what is shown runs and ends within the bound
+    if (!document.getAnimations || document.visibilityState === 'hidden') return false;
+    const room = t0 + max - performance.now();
+    for (const a of document.getAnimations()) {
+      if (a.playState !== 'running' || !a.effect) continue;
+      const c = a.effect.getComputedTiming();
+      const left = (c.endTime - (c.localTime || 0)) / (Math.abs(a.playbackRate) || 1);
+      if (left > 0 && left <= room && shown(a)) return (animated = true);
+    }
+    return false;
+  };
   // let work the action queued run first: a form submission is planned as a task of its own
   for (let i = 0; i < 2; i++) await new Promise((r) => st.st(r, 0));
   const ids = [...st.timers.entries()].filter(([, due]) => due <= t0 + max).map(([id]) => id);
@@ -219,7 +272,7 @@ async ([quiet, max, mark]) => {
     const pending = ids.some((id) => st.timers.has(id)) || (st.frames && st.frames.size > 0
       && st.turns - st.lastTurn < """
     + str(FRAME_TURNS)
-    + """ && document.visibilityState !== 'hidden');
+    + """ && document.visibilityState !== 'hidden') || moving();
     const idle = now - Math.max(st.last, st.lastTimer);
     if (!pending && idle >= quiet) return done(true);
     await new Promise((r) => st.st(r, pending ? 10 : Math.max(1, Math.min(quiet - idle, 20))));

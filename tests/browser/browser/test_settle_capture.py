@@ -102,3 +102,43 @@ async def test_a_snapshot_is_taken_while_the_page_settles_and_is_never_stale(sit
             ok(await browser.launch(site + f"/pages/later.html?how=timer&ms={ms}"))
             obs = ok(await browser.click(GO))
             assert obs.snapshot is not None and 'heading "last"' in obs.snapshot, (ms, obs.snapshot)
+
+
+GREEN = (0, 160, 0)
+
+
+def pixel(obs: Observation, at: tuple[int, int]) -> tuple[int, int, int]:
+    assert obs.screenshot is not None
+    with Image.open(io.BytesIO(obs.screenshot.data)) as im:
+        r, g, b = im.convert("RGB").getpixel(at)
+    return r, g, b
+
+
+@pytest.mark.parametrize("how", ["slide", "fade", "keyframes", "script"])
+async def test_an_animation_that_moves_the_page_is_shown_as_it_ended(
+    browser: BrowserSession, site: str, repeat: int, how: str
+) -> None:
+    """A panel moved in by a CSS transition (of its place or its opacity), a CSS animation or the Web
+    Animations API, over 100 to 600 ms, is shown in the place where it ends: none of them touches
+    the DOM while it runs, and none asks for an animation frame of its own."""
+    rnd = random.Random(how)
+    for _ in range(repeat):
+        ms = rnd.randint(100, 600)
+        ok(await browser.launch(site + f"/pages/moving.html?how={how}&ms={ms}"))
+        obs = ok(await browser.click(GO))
+        assert obs.title == "moved" and browser.settler.early is None
+        assert near(pixel(obs, (680, 300)), GREEN), (how, ms, pixel(obs, (680, 300)))
+
+
+@pytest.mark.parametrize("how", ["long", "spinner", "colour"])
+async def test_an_animation_past_the_bound_for_ever_or_of_colour_alone_is_not_waited_for(
+    browser: BrowserSession, site: str, how: str
+) -> None:
+    """A slide of 10 s (past the 3 s bound), a box that turns for ever and a swatch whose colour
+    fades over 2.5 s are shown as they are: the wait ends in its quiet window, with no note that
+    the page kept changing, and the swatch is still light."""
+    ok(await browser.launch(site + f"/pages/moving.html?how={how}"))
+    obs = ok(await browser.click(GO))
+    assert obs.title == "moved" and not [n for n in obs.notes if "still changing" in n], obs.notes
+    if how == "colour":
+        assert min(pixel(obs, (120, 500))) > 100, pixel(obs, (120, 500))  # black at the end
