@@ -52,6 +52,7 @@ INIT = (
   if (window.__xt) return;
   const st = window.__xt = {
     last: 0, lastTimer: 0, timers: new Map(), st: window.setTimeout.bind(window),
+    anims: Document.prototype.getAnimations || null,  // taken before the page can replace it
     navs: 0, crossNavs: 0, downloads: 0, popups: 0, navUrl: '', logs: 0, tail: [], heard: 0,
   };
   for (const [name, type] of [['log', 'log'], ['info', 'info'], ['warn', 'warning'], ['error', 'error'],
@@ -252,13 +253,17 @@ async ([quiet, max, mark]) => {
     return [...keys].some((p) => !paintOnly.has(p));
   };
   const moving = () => {  // an animation that changes what is shown runs and ends within the bound
-    if (!document.getAnimations || document.visibilityState === 'hidden') return false;
+    if (!st.anims || document.visibilityState === 'hidden') return false;
     const room = t0 + max - performance.now();
-    for (const a of document.getAnimations()) {
-      if (a.playState !== 'running' || !a.effect) continue;
-      const c = a.effect.getComputedTiming();
-      const left = (c.endTime - (c.localTime || 0)) / (Math.abs(a.playbackRate) || 1);
-      if (left > 0 && left <= room && shown(a)) return (animated = true);
+    try {
+      for (const a of st.anims.call(document)) {
+        if (a.playState !== 'running' || !a.effect) continue;
+        const c = a.effect.getComputedTiming();
+        const left = (c.endTime - (c.localTime || 0)) / (Math.abs(a.playbackRate) || 1);
+        if (left > 0 && left <= room && shown(a)) return (animated = true);
+      }
+    } catch (e) {  // a page that broke the Web Animations API is not waited for by it
+      return false;
     }
     return false;
   };

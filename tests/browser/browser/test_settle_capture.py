@@ -126,7 +126,8 @@ async def test_an_animation_that_moves_the_page_is_shown_as_it_ended(
         ms = rnd.randint(100, 600)
         ok(await browser.launch(site + f"/pages/moving.html?how={how}&ms={ms}"))
         obs = ok(await browser.click(GO))
-        assert obs.title == "moved" and browser.settler.early is None
+        assert obs.title == "moved"  # the capture may be the early one: a loaded machine can start
+        # the window after a short animation ended
         assert near(pixel(obs, (680, 300)), GREEN), (how, ms, pixel(obs, (680, 300)))
 
 
@@ -142,3 +143,13 @@ async def test_an_animation_past_the_bound_for_ever_or_of_colour_alone_is_not_wa
     assert obs.title == "moved" and not [n for n in obs.notes if "still changing" in n], obs.notes
     if how == "colour":
         assert min(pixel(obs, (120, 500))) > 100, pixel(obs, (120, 500))  # black at the end
+
+
+async def test_a_page_that_breaks_the_web_animations_api_still_settles(
+    browser: BrowserSession, site: str
+) -> None:
+    """The page replaces ``document.getAnimations`` and makes every animation's state throw, then
+    slides its panel: the click is shown, in its quiet window, like any other."""
+    ok(await browser.launch(site + "/pages/moving.html?how=slide&ms=300&broken=1"))
+    obs = ok(await browser.click(GO))
+    assert obs.title == "moved" and not [n for n in obs.notes if "still changing" in n], obs.notes
