@@ -24,12 +24,17 @@ GO = Point(x=100, y=40)
 RED, BLUE = (255, 0, 0), (0, 0, 255)
 
 
-def colour(obs: Observation) -> tuple[int, int, int]:
-    """The page's background in the observation's screenshot, far from any text."""
+def pixel(obs: Observation, at: tuple[int, int]) -> tuple[int, int, int]:
+    """The colour at ``at`` in the observation's screenshot."""
     assert obs.screenshot is not None
     with Image.open(io.BytesIO(obs.screenshot.data)) as im:
-        r, g, b = im.convert("RGB").getpixel((700, 500))
+        r, g, b = im.convert("RGB").getpixel(at)
     return r, g, b
+
+
+def colour(obs: Observation) -> tuple[int, int, int]:
+    """The page's background in the observation's screenshot, far from any text."""
+    return pixel(obs, (700, 500))
 
 
 def near(seen: tuple[int, int, int], want: tuple[int, int, int]) -> bool:
@@ -105,13 +110,6 @@ async def test_a_snapshot_is_taken_while_the_page_settles_and_is_never_stale(sit
 
 
 GREEN = (0, 160, 0)
-
-
-def pixel(obs: Observation, at: tuple[int, int]) -> tuple[int, int, int]:
-    assert obs.screenshot is not None
-    with Image.open(io.BytesIO(obs.screenshot.data)) as im:
-        r, g, b = im.convert("RGB").getpixel(at)
-    return r, g, b
 
 
 @pytest.mark.parametrize("how", ["slide", "fade", "keyframes", "script"])
