@@ -52,21 +52,19 @@ import asyncio
 import atexit
 import contextlib
 import json
-import re
 import threading
 import time
-import urllib.parse
-import urllib.request
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 from ..base.threadloop import LoopThread
 from ..errors import BrowserError, ConfigError, RemoteBrowserError
+from .backends import CHROMIUM_FLAGS, Backend, discover_remote, remote_help, resolve_cdp
 from .locate import find_chromium
 
 __all__ = [
@@ -80,142 +78,9 @@ __all__ = [
 
 T = TypeVar("T")
 
-# Flags for a closed network and a quiet, reproducible browser (Playwright adds its own defaults).
-CHROMIUM_FLAGS = (
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-default-apps",
-    "--disable-quic",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-features=Translate,MediaRouter,OptimizationHints",
-    "--enable-features=CDPScreenshotNewSurface",  # faster screenshots over the DevTools protocol
-    "--hide-scrollbars",
-    "--mute-audio",
-    "--disable-back-forward-cache",
-    "--force-color-profile=srgb",
-)
-
 
 class PoolFullError(BrowserError):
     """Every session slot of the pool stayed taken for the whole start-up bound."""
-
-
-@dataclass(frozen=True)
-class Backend:
-    """Where a browser comes from.  Equal backends share one browser in a pool."""
-
-    kind: Literal["local", "cdp", "server"] = "local"
-    executable: str | None = None  # local: a path; None finds one
-    endpoint: str | None = None  # cdp or server
-    headless: bool = True
-    args: tuple[str, ...] = ()
-
-    @property
-    def where(self) -> str:
-        """Where its browsers run, in a word: ``local``, or the endpoint without what may be a
-        credential (a user and password, a query's token)."""
-        if not self.endpoint:
-            return self.kind
-        u = urllib.parse.urlsplit(self.endpoint)
-        host = u.hostname or ""
-        netloc = f"[{host}]" if ":" in host else host
-        return urllib.parse.urlunsplit((u.scheme, netloc + (f":{u.port}" if u.port else ""), u.path, "", ""))
-
-    @classmethod
-    def from_settings(
-        cls,
-        *,
-        executable: str | None = None,
-        remote: str | None = None,
-        headless: bool = True,
-        args: tuple[str, ...] = (),
-    ) -> Backend:
-        """The one backend named by the usual settings; see :meth:`all_from_settings` for several."""
-        return cls.all_from_settings(executable=executable, remote=remote, headless=headless, args=args)[0]
-
-    @classmethod
-    def all_from_settings(
-        cls,
-        *,
-        executable: str | None = None,
-        remote: str | None = None,
-        headless: bool = True,
-        args: tuple[str, ...] = (),
-    ) -> tuple[Backend, ...]:
-        """The backends named by the settings: ``remote`` may list several endpoints, comma-separated.
-
-        ``http://…``, ``ws://…/devtools/…`` and ``auto`` are DevTools endpoints;
-        any other ``ws://`` or ``wss://`` URL is a Playwright server, which is
-        asked to launch ``executable`` when one is set.  No ``remote``: local.
-        """
-        if not remote or not remote.strip():
-            return (cls("local", executable=executable, headless=headless, args=tuple(args)),)
-        out = []
-        for r in (x.strip() for x in remote.split(",")):
-            if not r:
-                continue
-            if r == "auto" or r.startswith(("http://", "https://")) or "/devtools/" in r:
-                out.append(cls("cdp", endpoint=r, headless=headless))
-            elif r.startswith(("ws://", "wss://")):
-                out.append(
-                    cls("server", executable=executable, endpoint=r, headless=headless, args=tuple(args))
-                )
-            else:
-                raise ConfigError(
-                    f"remote endpoint {r!r}: use http://HOST:PORT or ws://…/devtools/browser/… for a DevTools"
-                    " endpoint, ws://HOST:PORT/ for a Playwright server, or 'auto'"
-                )
-        if not out:
-            raise ConfigError(f"remote {remote!r} names no endpoint")
-        return tuple(out)
-
-
-def discover_remote(
-    hosts: tuple[str, ...] = ("127.0.0.1", "localhost"), port: int = 9222, timeout: float = 1.0
-) -> str:
-    """The DevTools WebSocket URL of a Chrome listening on ``port``, or RemoteBrowserError."""
-    tried = []
-    for host in hosts:
-        url = f"http://{host}:{port}/json/version"
-        tried.append(url)
-        with (
-            contextlib.suppress(OSError, ValueError),
-            urllib.request.urlopen(url, timeout=timeout) as r,  # loopback only
-        ):
-            ws = json.loads(r.read().decode()).get("webSocketDebuggerUrl")
-            if ws:
-                return str(ws)
-    raise RemoteBrowserError(_remote_help(", ".join(tried)))
-
-
-def _remote_help(where: str) -> str:
-    return (
-        f"no Chrome answered at {where}.\n"
-        "Start one with remote debugging, using a profile folder of its own (Chrome refuses"
-        " remote debugging on its default profile):\n"
-        "  chromium --remote-debugging-port=9222 --user-data-dir=/tmp/xmltools-chrome\n"
-        "or use local mode, which starts a browser by itself."
-    )
-
-
-def _resolve_cdp(endpoint: str, timeout: float) -> str:
-    if endpoint == "auto":
-        return discover_remote(timeout=timeout)
-    if endpoint.startswith(("ws://", "wss://")):
-        return endpoint
-    m = re.fullmatch(r"(https?://[^/]+)/?", endpoint)
-    if not m:
-        raise ConfigError(f"remote endpoint {endpoint!r}: use http://HOST:PORT, ws://..., or 'auto'")
-    try:
-        with urllib.request.urlopen(m.group(1) + "/json/version", timeout=timeout) as r:
-            ws = json.loads(r.read().decode()).get("webSocketDebuggerUrl")
-    except (OSError, ValueError) as e:
-        raise RemoteBrowserError(_remote_help(endpoint) + f"\n({e})") from e
-    if not ws:
-        raise RemoteBrowserError(f"{endpoint} answered, but gave no webSocketDebuggerUrl")
-    return str(ws)
 
 
 @dataclass
@@ -269,6 +134,7 @@ class BrowserPool:
         self._contexts: dict[BrowserContext, Backend] = {}
         self._persistent: dict[BrowserContext, Path] = {}  # persistent contexts and their profile folders
         self._profiles: set[Path] = set()  # profile folders open, or being opened
+        self._giving_back: dict[Path, asyncio.Event] = {}  # folders whose browser is being stopped
         self._free: asyncio.Condition | None = None
         self._pending = 0
         self._closed = False
@@ -354,11 +220,11 @@ class BrowserPool:
                     raise BrowserError(f"Chromium ({exe}) did not start: {_short(e)}") from e
             assert backend.endpoint is not None
             if backend.kind == "cdp":
-                ws = await asyncio.to_thread(_resolve_cdp, backend.endpoint, min(timeout, 5.0))
+                ws = await asyncio.to_thread(resolve_cdp, backend.endpoint, min(timeout, 5.0))
                 try:
                     return await pw.chromium.connect_over_cdp(ws, timeout=ms)
                 except PlaywrightError as e:
-                    raise RemoteBrowserError(_remote_help(backend.endpoint) + f"\n({_short(e)})") from e
+                    raise RemoteBrowserError(remote_help(backend.endpoint) + f"\n({_short(e)})") from e
             options: dict[str, Any] = {"headless": backend.headless, "args": [*CHROMIUM_FLAGS, *backend.args]}
             if backend.executable:
                 options["executablePath"] = backend.executable  # the server must run with --unsafe
@@ -494,6 +360,10 @@ class BrowserPool:
                 " remote unset or drop profile_dir"
             )
         folder = Path(profile_dir).expanduser().resolve()
+        given = self._giving_back.get(folder)
+        if given is not None:  # the last session on it has ended and its browser is stopping
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(given.wait(), timeout)
         if folder in self._profiles:
             raise BrowserError(_in_use(folder))
         self._profiles.add(folder)  # claimed at once: a second session on it fails now, not after a wait
@@ -594,17 +464,30 @@ class BrowserPool:
         if wanted is not None:
             self._make_spare(wanted)  # the next session is likely to look like this one
         folder = self._persistent.pop(ctx, None)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(ctx.close(), self.close_timeout)
-        if folder is not None:
+        if folder is None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(ctx.close(), self.close_timeout)
+        else:
+            await self._give_back(ctx, folder)
+        if self._free is not None:
+            async with self._free:
+                self._free.notify_all()
+
+    async def _give_back(self, ctx: BrowserContext, folder: Path) -> None:
+        """Close a persistent context and stop its browser (bounded), then free its profile folder; a
+        session opening the folder meanwhile waits for this rather than finding it in use."""
+        self._giving_back[folder] = given = asyncio.Event()
+        try:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(ctx.close(), self.close_timeout)
             browser = ctx.browser
             if browser is not None and browser.is_connected():  # the context did not close in time
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(browser.close(), self.close_timeout)
+        finally:
             self._profiles.discard(folder)
-        if self._free is not None:
-            async with self._free:
-                self._free.notify_all()
+            self._giving_back.pop(folder, None)
+            given.set()
 
     async def _close_all(self) -> None:
         self._closing = True

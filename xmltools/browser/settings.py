@@ -20,7 +20,7 @@ from ..base.urlpolicy import UrlPolicy
 from ..errors import ConfigError
 
 if TYPE_CHECKING:
-    from .pool import Backend
+    from .backends import Backend
 
 __all__ = ["BrowserConfig", "Caps", "Timeouts"]
 
@@ -100,7 +100,7 @@ class BrowserConfig:
     @property
     def backends(self) -> tuple[Backend, ...]:
         """Where sessions may open: one local browser, or the remote endpoints listed."""
-        from .pool import Backend  # Playwright's side: loaded only when a session opens
+        from .backends import Backend  # Playwright's side: loaded only when a session opens
 
         args = self.extra_args
         if self.host_map:

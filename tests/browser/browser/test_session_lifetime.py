@@ -233,6 +233,23 @@ async def test_close_stops_the_timer_and_a_relaunch_starts_it(site: str, pool: B
     assert b._idle_timer is None and pool.sessions == 0
 
 
+async def test_a_folder_being_given_back_is_waited_for_not_found_in_use(
+    site: str, tmp_path: Path, pool: BrowserPool
+) -> None:
+    """A session opened on a folder whose last session has ended while its browser still stops (an
+    idle close on a busy machine) waits for the folder instead of being told it is in use."""
+    cfg = BrowserConfig(profile_dir=tmp_path / "profile")
+    b = BrowserSession(cfg, pool=pool)
+    ok(await b.launch(site + "/form.html"))
+    closing = asyncio.ensure_future(b.close())
+    while pool.sessions:
+        await asyncio.sleep(0.002)
+    again = BrowserSession(cfg, pool=pool)
+    ok(await again.launch(site + "/form.html"))
+    assert await closing is None
+    await again.close()
+
+
 async def test_an_idle_persistent_session_gives_its_folder_back(
     site: str, tmp_path: Path, pool: BrowserPool
 ) -> None:
