@@ -46,6 +46,13 @@ MARK = "data-xt-mark"
 # loads would take seconds to be heard.
 CONSOLE_FORWARDED = 200
 
+# Motion written by script (not CSS): an element whose attributes keep changing, and a chain of
+# animation frames, are waited for while they are younger than AMBIENT ms.  Older, they are taken
+# to run for ever and hold no wait: a looping animation would otherwise hold every action to its
+# bound.  An element's changes belong to one run while they come at most STREAK_GAP ms apart.
+AMBIENT = 1500
+STREAK_GAP = 250
+
 INIT = (
     """
 (() => {
@@ -71,22 +78,33 @@ INIT = (
     };
   }
   const ct = window.clearTimeout.bind(window);
+  // the run of animation frames whose callback is running now (a chain: each frame asks for the
+  // next, or sets a short timer that does); a chain's age tells a short animation from one that
+  // runs for ever
+  let current = null;
+  const within = (chain, fn, self, args) => {
+    const outer = current;
+    current = chain;
+    try { return fn.apply(self, args); } finally { current = outer; }
+  };
   window.setTimeout = function (fn, delay, ...args) {
     const d = Number(delay) || 0;
     if (typeof fn !== 'function' || d > 1000) return st.st(fn, delay, ...args);
+    const chain = current;
     const id = st.st(function () {
       st.timers.delete(id);
       st.lastTimer = performance.now();
-      return fn.apply(this, arguments);
+      return within(chain, fn, this, arguments);
     }, delay, ...args);
     st.timers.set(id, performance.now() + d);
     return id;
   };
   window.clearTimeout = function (id) { st.timers.delete(id); return ct(id); };
-  // animation frames asked for and not yet run: a capture taken while one waits may miss its change.
-  // `turns` counts the frames that ran a callback of the page (one time stamp per frame), `lastTurn`
-  // is that count at the DOM's last change.
-  st.frames = new Set();
+  // animation frames asked for and not yet run, each with its chain (the time it was born): a
+  // capture taken while one waits may miss its change.  `turns` counts the frames that ran a
+  // callback of the page (one time stamp per frame), `lastTurn` is that count at the DOM's last
+  // change.
+  st.frames = new Map();
   st.turns = 0;
   st.lastTurn = 0;
   let stamp = -1;
@@ -94,19 +112,46 @@ INIT = (
   const caf = window.cancelAnimationFrame && window.cancelAnimationFrame.bind(window);
   if (raf && caf) {
     window.requestAnimationFrame = function (fn) {
+      const chain = current || { born: performance.now() };
       const id = raf(function (ts) {
         if (ts !== stamp) { stamp = ts; st.turns++; }
         st.frames.delete(id);
-        return fn.apply(this, arguments);
+        return within(chain, fn, this, arguments);
       });
-      st.frames.add(id);
+      st.frames.set(id, chain);
       return id;
     };
     window.cancelAnimationFrame = function (id) { st.frames.delete(id); return caf(id); };
   }
+  // an element whose attributes have changed again and again, never """
+    + str(STREAK_GAP)
+    + """ ms apart, for """
+    + str(AMBIENT)
+    + """ ms
+  // or more moves for ever (a looping animation written by script): its changes are not news
+  const streaks = new WeakMap();
   new MutationObserver((records) => {
-    if (records.every((r) => r.type === 'attributes' && r.attributeName === 'data-xt-mark')) return;
-    st.last = performance.now();
+    const now = performance.now();
+    let news = false;
+    for (const r of records) {
+      if (r.type === 'attributes') {
+        if (r.attributeName === 'data-xt-mark') continue;
+        const run = streaks.get(r.target);
+        if (run && now - run[1] <= """
+    + str(STREAK_GAP)
+    + """) {
+          run[1] = now;
+          if (now - run[0] >= """
+    + str(AMBIENT)
+    + """) continue;
+        } else {
+          streaks.set(r.target, [now, now]);
+        }
+      }
+      news = true;
+    }
+    if (!news) return;
+    st.last = now;
     st.lastTurn = st.turns;
   }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   if (window.navigation) {
@@ -193,14 +238,16 @@ CONSOLE_TAIL = """
 # navigation or a download has started, or when `max` ms have passed.  While an animation frame
 # waits to run, quiet also takes FRAME_TURNS frames since the DOM's last change: a frame that is
 # slow to paint (a heavy layer, a busy machine) would otherwise end the window between two frames
-# of a short chain whose last one changes the page.  A page that animates for ever without
-# touching the DOM costs those few frames, no more; a hidden document runs no frames and is not
+# of a short chain whose last one changes the page.  A chain of frames younger than AMBIENT is
+# waited for while it runs (a chart drawn growing on a canvas touches no DOM); an older one is
+# taken to run for ever and costs those few frames, no more, as do the changes of an element that
+# script has moved for longer (see INIT); a hidden document runs no frames and is not
 # waited for.  A CSS transition or animation, or one of the Web Animations API, that runs and ends
 # within `max` is waited for too (a slide moving in, a dialog fading in), unless it only repaints
 # (PAINT_ONLY: a button's colour on hover); one that runs for ever, or ends past `max`, is shown as
 # it is.  Takes and resets the counters of navigations, downloads and new tabs.  `changed` says
-# whether the DOM or a short timer moved after it began, an animation ran under it, or an
-# animation frame still waits.
+# whether the DOM or a short timer moved after it began, an animation or an animation frame ran
+# under it, or a frame still waits.
 FRAME_TURNS = 3
 PAINT_ONLY = [
     "accent-color",
@@ -230,11 +277,12 @@ SETTLE = (
 async ([quiet, max, mark]) => {
   const st = window.__xt;
   const t0 = performance.now();
+  const turns0 = st ? st.turns : 0;
   for (const el of document.querySelectorAll('[' + mark + ']')) el.removeAttribute(mark);
   const done = (settled) => {
     const out = { settled, waited: performance.now() - t0, navs: st.navs, crossNavs: st.crossNavs,
                   downloads: st.downloads, popups: st.popups, navUrl: st.navUrl,
-                  changed: Math.max(st.last, st.lastTimer) > t0 || animated
+                  changed: Math.max(st.last, st.lastTimer) > t0 || animated || st.turns > turns0
                     || (st.frames && st.frames.size > 0) };
     st.navs = st.crossNavs = st.downloads = st.popups = 0;
     return out;
@@ -267,6 +315,16 @@ async ([quiet, max, mark]) => {
     }
     return false;
   };
+  const framing = (now) => {  // a young chain of frames runs, or a frame waits a few turns after a change
+    if (!st.frames || st.frames.size === 0 || document.visibilityState === 'hidden') return false;
+    if (st.turns - st.lastTurn < """
+    + str(FRAME_TURNS)
+    + """) return true;
+    for (const chain of st.frames.values()) if (now - chain.born < """
+    + str(AMBIENT)
+    + """) return true;
+    return false;
+  };
   // let work the action queued run first: a form submission is planned as a task of its own
   for (let i = 0; i < 2; i++) await new Promise((r) => st.st(r, 0));
   const ids = [...st.timers.entries()].filter(([, due]) => due <= t0 + max).map(([id]) => id);
@@ -274,10 +332,7 @@ async ([quiet, max, mark]) => {
     const now = performance.now();
     if (st.crossNavs || st.downloads) return done(true);
     if (now - t0 >= max) return done(false);
-    const pending = ids.some((id) => st.timers.has(id)) || (st.frames && st.frames.size > 0
-      && st.turns - st.lastTurn < """
-    + str(FRAME_TURNS)
-    + """ && document.visibilityState !== 'hidden') || moving();
+    const pending = ids.some((id) => st.timers.has(id)) || framing(now) || moving();
     const idle = now - Math.max(st.last, st.lastTimer);
     if (!pending && idle >= quiet) return done(true);
     await new Promise((r) => st.st(r, pending ? 10 : Math.max(1, Math.min(quiet - idle, 20))));
