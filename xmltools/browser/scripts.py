@@ -47,9 +47,10 @@ MARK = "data-xt-mark"
 CONSOLE_FORWARDED = 200
 
 # Motion written by script (not CSS): an element whose attributes keep changing, and a chain of
-# animation frames, are waited for while they are younger than AMBIENT ms.  Older, they are taken
-# to run for ever and hold no wait: a looping animation would otherwise hold every action to its
-# bound.  An element's changes belong to one run while they come at most STREAK_GAP ms apart.
+# animation frames that draws on a canvas, are waited for while they are younger than AMBIENT ms.
+# Older, they are taken to run for ever and hold no wait: a looping animation would otherwise hold
+# every action to its bound.  An element's changes belong to one run while they come at most
+# STREAK_GAP ms apart.
 AMBIENT = 1500
 STREAK_GAP = 250
 
@@ -82,11 +83,31 @@ INIT = (
   // next, or sets a short timer that does); a chain's age tells a short animation from one that
   // runs for ever
   let current = null;
+  st.draws = 0;  // drawing calls on a canvas, 2D or WebGL
   const within = (chain, fn, self, args) => {
     const outer = current;
+    const draws = st.draws;
     current = chain;
-    try { return fn.apply(self, args); } finally { current = outer; }
+    try {
+      return fn.apply(self, args);
+    } finally {
+      current = outer;
+      if (chain && st.draws !== draws) chain.drew = st.turns;
+    }
   };
+  for (const [name, methods] of [
+    ['CanvasRenderingContext2D', ['clearRect', 'drawImage', 'fill', 'fillRect', 'fillText', 'putImageData',
+                                  'stroke', 'strokeRect', 'strokeText']],
+    ['WebGLRenderingContext', ['clear', 'drawArrays', 'drawElements']],
+    ['WebGL2RenderingContext', ['clear', 'drawArrays', 'drawArraysInstanced', 'drawElements',
+                                'drawElementsInstanced', 'drawRangeElements']],
+  ]) {
+    const proto = window[name] && window[name].prototype;
+    for (const m of proto ? methods : []) {
+      const f = proto[m];
+      if (typeof f === 'function') proto[m] = function () { st.draws++; return f.apply(this, arguments); };
+    }
+  }
   window.setTimeout = function (fn, delay, ...args) {
     const d = Number(delay) || 0;
     if (typeof fn !== 'function' || d > 1000) return st.st(fn, delay, ...args);
@@ -100,10 +121,10 @@ INIT = (
     return id;
   };
   window.clearTimeout = function (id) { st.timers.delete(id); return ct(id); };
-  // animation frames asked for and not yet run, each with its chain (the time it was born): a
-  // capture taken while one waits may miss its change.  `turns` counts the frames that ran a
-  // callback of the page (one time stamp per frame), `lastTurn` is that count at the DOM's last
-  // change.
+  // animation frames asked for and not yet run, each with its chain (the time it was born, the
+  // turn it last drew on a canvas): a capture taken while one waits may miss its change.  `turns`
+  // counts the frames that ran a callback of the page (one time stamp per frame), `lastTurn` is
+  // that count at the DOM's last change.
   st.frames = new Map();
   st.turns = 0;
   st.lastTurn = 0;
@@ -112,7 +133,7 @@ INIT = (
   const caf = window.cancelAnimationFrame && window.cancelAnimationFrame.bind(window);
   if (raf && caf) {
     window.requestAnimationFrame = function (fn) {
-      const chain = current || { born: performance.now() };
+      const chain = current || { born: performance.now(), drew: -Infinity };
       const id = raf(function (ts) {
         if (ts !== stamp) { stamp = ts; st.turns++; }
         st.frames.delete(id);
@@ -232,22 +253,22 @@ CONSOLE_TAIL = """
 }
 """
 
-# Removes the marks an action left, then resolves when the short timers
-# pending at the start have run and the DOM and
-# the timers have been quiet for `quiet` ms, or when a cross-document
+# Removes the marks an action left, then resolves when the short timers pending at the start have
+# run and the DOM and the timers have been quiet for `quiet` ms, or when a cross-document
 # navigation or a download has started, or when `max` ms have passed.  While an animation frame
 # waits to run, quiet also takes FRAME_TURNS frames since the DOM's last change: a frame that is
 # slow to paint (a heavy layer, a busy machine) would otherwise end the window between two frames
-# of a short chain whose last one changes the page.  A chain of frames younger than AMBIENT is
-# waited for while it runs (a chart drawn growing on a canvas touches no DOM); an older one is
-# taken to run for ever and costs those few frames, no more, as do the changes of an element that
-# script has moved for longer (see INIT); a hidden document runs no frames and is not
-# waited for.  A CSS transition or animation, or one of the Web Animations API, that runs and ends
-# within `max` is waited for too (a slide moving in, a dialog fading in), unless it only repaints
-# (PAINT_ONLY: a button's colour on hover); one that runs for ever, or ends past `max`, is shown as
-# it is.  Takes and resets the counters of navigations, downloads and new tabs.  `changed` says
-# whether the DOM or a short timer moved after it began, an animation or an animation frame ran
-# under it, or a frame still waits.
+# of a short chain whose last one changes the page.  A chain of frames younger than AMBIENT that
+# draws on a canvas is waited for while it draws (a chart drawn growing touches no DOM); an older
+# one is taken to run for ever and costs those few frames, no more, as do a chain that only ticks
+# (an animation library's clock with nothing to move) and the changes of an element that script
+# has moved for longer (see INIT); a hidden document runs no frames and is not waited for.  A CSS
+# transition or animation, or one of the Web Animations API, that runs and ends within `max` is
+# waited for too (a slide moving in, a dialog fading in), unless it only repaints (PAINT_ONLY: a
+# button's colour on hover); one that runs for ever, or ends past `max`, is shown as it is.  Takes
+# and resets the counters of navigations, downloads and new tabs.  `changed` says whether the DOM
+# or a short timer moved after it began, an animation or an animation frame ran under it, or a
+# frame still waits.
 FRAME_TURNS = 3
 PAINT_ONLY = [
     "accent-color",
@@ -315,14 +336,19 @@ async ([quiet, max, mark]) => {
     }
     return false;
   };
-  const framing = (now) => {  // a young chain of frames runs, or a frame waits a few turns after a change
+  // a frame waits a few turns after a change of the DOM, or a young chain of frames draws on a canvas
+  const framing = (now) => {
     if (!st.frames || st.frames.size === 0 || document.visibilityState === 'hidden') return false;
     if (st.turns - st.lastTurn < """
     + str(FRAME_TURNS)
     + """) return true;
-    for (const chain of st.frames.values()) if (now - chain.born < """
+    for (const chain of st.frames.values()) {
+      if (now - chain.born < """
     + str(AMBIENT)
+    + """ && st.turns - chain.drew < """
+    + str(FRAME_TURNS)
     + """) return true;
+    }
     return false;
   };
   // let work the action queued run first: a form submission is planned as a task of its own

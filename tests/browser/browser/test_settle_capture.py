@@ -14,6 +14,7 @@ import random
 
 import pytest
 from PIL import Image
+from support.helpers import evaluate as js
 from support.helpers import ok
 
 from xmltools.base.results import Observation, Point
@@ -146,6 +147,17 @@ async def test_an_animation_past_the_bound_for_ever_or_of_colour_alone_is_not_wa
     assert obs.title == "moved" and not [n for n in obs.notes if "still changing" in n], obs.notes
     if how == "colour":
         assert min(pixel(obs, (120, 500))) > 100, pixel(obs, (120, 500))  # black at the end
+
+
+async def test_a_clock_of_frames_that_moves_nothing_holds_no_wait(browser: BrowserSession, site: str) -> None:
+    """The click shows the panel at once and starts a chain of frames that neither touches the DOM
+    nor draws (an animation library's clock): the window ends a few frames after the change, not
+    when the chain is old enough to run for ever (1.5 s, some 90 frames)."""
+    ok(await browser.launch(site + "/pages/moving.html?how=ticker"))
+    obs = ok(await browser.click(GO))
+    assert obs.title == "moved" and near(pixel(obs, (680, 300)), GREEN)
+    ticks = await js(browser, "window.ticks")
+    assert ticks < 45, ticks  # the frames counted from the click to the observation's end
 
 
 async def test_a_page_that_breaks_the_web_animations_api_still_settles(
