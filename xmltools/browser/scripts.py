@@ -258,11 +258,11 @@ CONSOLE_TAIL = """
 # navigation or a download has started, or when `max` ms have passed.  While an animation frame
 # waits to run, quiet also takes FRAME_TURNS frames since the DOM's last change: a frame that is
 # slow to paint (a heavy layer, a busy machine) would otherwise end the window between two frames
-# of a short chain whose last one changes the page.  A chain of frames younger than AMBIENT that
-# draws on a canvas is waited for while it draws (a chart drawn growing touches no DOM); an older
-# one is taken to run for ever and costs those few frames, no more, as do a chain that only ticks
-# (an animation library's clock with nothing to move) and the changes of an element that script
-# has moved for longer (see INIT); a hidden document runs no frames and is not waited for.  A CSS
+# of a short chain whose last one changes the page.  A chain of frames younger than AMBIENT is
+# waited for while it draws on a canvas (a chart drawn growing touches no DOM); an older one is
+# taken to run for ever and costs those few frames, no more, as do a chain that only ticks (an
+# animation library's clock with nothing to move) and the changes of an element that script has
+# moved for longer (see INIT); a hidden document runs no frames and is not waited for.  A CSS
 # transition or animation, or one of the Web Animations API, that runs and ends within `max` is
 # waited for too (a slide moving in, a dialog fading in), unless it only repaints (PAINT_ONLY: a
 # button's colour on hover); one that runs for ever, or ends past `max`, is shown as it is.  Takes
