@@ -162,7 +162,9 @@ async def test_a_clock_of_frames_that_moves_nothing_holds_no_wait(browser: Brows
     obs = ok(await browser.click(GO))
     assert obs.title == "moved" and near(pixel(obs, (680, 300)), GREEN)
     ticks = await js(browser, "window.ticks")
-    assert ticks < 45, ticks  # the frames counted from the click to the observation's end
+    # the frames counted from the click to the observation's end: 11-25 here, 46 once in a full
+    # parallel run; waiting until the chain is AMBIENT old counts some 100
+    assert ticks < 70, ticks
 
 
 async def test_a_page_that_breaks_the_web_animations_api_still_settles(
