@@ -228,14 +228,17 @@ class Settler:
             )
 
     async def _network_quiet(self, deadline: float) -> None:
+        """Until no request is in flight and none has been heard of for ``network_quiet``, if any
+        was during the action (a main-frame document's own events aside), within ``deadline``."""
         w = self.watch
-        if not w.inflight and w.last_net < self._action_started:
+        if not w.inflight and w.last_sub < self._action_started:
             return
         loop = asyncio.get_running_loop()
-        while loop.time() < deadline:
-            if not w.inflight and time.monotonic() - w.last_net >= self.timeouts.network_quiet:
+        while (left := deadline - loop.time()) > 0:
+            due = w.last_sub + self.timeouts.network_quiet - time.monotonic()
+            if not w.inflight and due <= 0:
                 return
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(min(left, 0.01 if w.inflight else due))
 
     async def _await_downloads(self, expected: int) -> None:
         """Wait for the downloads the page started (``expected``, by its own count) and those its

@@ -52,7 +52,8 @@ class Watch:
         self.navigating: set[Request] = set()  # main-frame navigation requests in flight
         self.nav_requests = 0  # main-frame navigation requests seen
         self.commits = 0  # main-frame documents committed (and same-document changes)
-        self.last_net = 0.0
+        self.last_net = 0.0  # the latest event of any request
+        self.last_sub = 0.0  # the same, leaving out the main frame's documents (see _heard)
         self.last_dialog = 0.0
         self._dialogs_since = 0.0  # when the current run of dialogs began
         self.last_event = 0.0  # the page's latest sign of life (a console line, a request, a dialog)
@@ -214,23 +215,32 @@ class Watch:
         except PlaywrightError:
             return False  # a request of a service worker has no frame
 
+    def _heard(self, req: Request) -> bool:
+        """Time an event of ``req``; whether it is a main-frame document's.  Such a document is
+        followed to its load and its DOM's quiet window, which begins once it is parsed, so its
+        events do not restart the network's quiet window (``last_sub``)."""
+        self.last_net = now = time.monotonic()
+        main = self._main_navigation(req)
+        if not main:
+            self.last_sub = now
+        return main
+
     def _on_request(self, req: Request) -> None:
         self.last_event = time.monotonic()
         self.inflight.add(req)
-        self.last_net = time.monotonic()
-        if self._main_navigation(req):
+        if self._heard(req):
             self.navigating.add(req)
             self.nav_requests += 1
 
     def _on_request_done(self, req: Request) -> None:
         self.inflight.discard(req)
         self.navigating.discard(req)
-        self.last_net = time.monotonic()
+        self._heard(req)
 
     def _on_request_failed(self, req: Request) -> None:
         self.inflight.discard(req)
         self.navigating.discard(req)
-        self.last_net = time.monotonic()
+        self._heard(req)
         failure = req.failure or "failed"
         if req.url in self._silenced or _is_favicon(req.url):
             return
@@ -241,7 +251,7 @@ class Watch:
     def _on_response(self, resp: Response) -> None:
         # answered: a body nobody reads (an unread fetch, an event stream) must not hold the page open
         self.inflight.discard(resp.request)
-        self.last_net = time.monotonic()
+        self._heard(resp.request)
         attachment = resp.headers.get("content-disposition", "").lower().startswith("attachment")
         if attachment and self._main_navigation(resp.request):
             self.downloads_expected += 1
