@@ -47,9 +47,10 @@ MARK = "data-xt-mark"
 CONSOLE_FORWARDED = 200
 
 # Motion written by script (not CSS): an element whose attributes keep changing, and a chain of
-# animation frames that draws on a canvas, are waited for while they are younger than AMBIENT ms.
-# Older, they are taken to run for ever and hold no wait: a looping animation would otherwise hold
-# every action to its bound.  An element's changes belong to one run while they come at most
+# animation frames that draws on a canvas, are waited for while they are younger than AMBIENT ms;
+# so are the messages a page's scheduler sends itself through a MessageChannel.  Older, they are
+# taken to run for ever and hold no wait: a looping animation would otherwise hold every action to
+# its bound.  An element's changes, and the messages, belong to one run while they come at most
 # STREAK_GAP ms apart.
 AMBIENT = 1500
 STREAK_GAP = 250
@@ -143,6 +144,39 @@ INIT = (
       return id;
     };
     window.cancelAnimationFrame = function (id) { st.frames.delete(id); return caf(id); };
+  }
+  // a message to a port of this page (a scheduler's next slice of work: React's, for a
+  // transition) counts as a short timer's firing, until such messages have come for """
+    + str(AMBIENT)
+    + """ ms
+  // to that port with no pause over """
+    + str(STREAK_GAP)
+    + """ ms (a scheduler that never idles)
+  const port = window.MessagePort && window.MessagePort.prototype;
+  const onmessage = port && Object.getOwnPropertyDescriptor(port, 'onmessage');
+  if (onmessage && onmessage.get && onmessage.set) {
+    const given = new WeakMap();  // port -> the handler the page set
+    const runs = new WeakMap();  // port -> [first, last] message of its current streak
+    Object.defineProperty(port, 'onmessage', {
+      configurable: true,
+      enumerable: onmessage.enumerable,
+      get() { return given.has(this) ? given.get(this) : onmessage.get.call(this); },
+      set(fn) {
+        given.set(this, fn);
+        onmessage.set.call(this, typeof fn !== 'function' ? fn : function () {
+          const now = performance.now();
+          const run = runs.get(this);
+          if (run && now - run[1] <= """
+    + str(STREAK_GAP)
+    + """) run[1] = now;
+          else runs.set(this, [now, now]);
+          if (now - runs.get(this)[0] < """
+    + str(AMBIENT)
+    + """) st.lastTimer = now;
+          return fn.apply(this, arguments);
+        });
+      },
+    });
   }
   // an element whose attributes have changed again and again, never """
     + str(STREAK_GAP)

@@ -175,3 +175,24 @@ async def test_a_page_that_breaks_the_web_animations_api_still_settles(
     ok(await browser.launch(site + "/pages/moving.html?how=slide&ms=300&broken=1"))
     obs = ok(await browser.click(GO))
     assert obs.title == "moved" and not [n for n in obs.notes if "still changing" in n], obs.notes
+
+
+async def test_work_a_scheduler_slices_over_a_message_channel_is_waited_for(
+    browser: BrowserSession, site: str, repeat: int
+) -> None:
+    """A click says "loading", then a scheduler works for 300 ms in 5 ms slices, each asking for the
+    next through a MessageChannel (React's transitions render so), touching no DOM until the end:
+    the observation shows the end, not "loading"."""
+    ok(await browser.launch(site + "/pages/scheduler.html?ms=300"))
+    for _ in range(repeat):
+        obs = ok(await browser.click(GO))
+        assert obs.title == "rendered", obs.title  # each click sets it to "loading" first
+
+
+async def test_a_scheduler_that_never_idles_holds_no_wait(browser: BrowserSession, site: str) -> None:
+    """A scheduler has sliced work since the page loaded and never stops: once it is AMBIENT old, its
+    messages hold no wait, and the click that starts another is shown at that one's end."""
+    ok(await browser.launch(site + "/pages/scheduler.html?ms=200&forever=1"))
+    obs = ok(await browser.click(GO))
+    assert obs.title == "rendered", obs.title
+    assert not [n for n in obs.notes if "still changing" in n], obs.notes
