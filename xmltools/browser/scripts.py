@@ -152,11 +152,44 @@ INIT = (
   // to that port with no pause over """
     + str(STREAK_GAP)
     + """ ms (a scheduler that never idles)
+  // (a message posted to such a port and not yet handled is pending, as a short timer is: a busy
+  // machine may run no slice for longer than the quiet window)
   const port = window.MessagePort && window.MessagePort.prototype;
   const onmessage = port && Object.getOwnPropertyDescriptor(port, 'onmessage');
-  if (onmessage && onmessage.get && onmessage.set) {
+  const Channel = window.MessageChannel;
+  st.messages = 0;  // messages pending, posted last at st.lastPost
+  st.lastPost = 0;
+  if (onmessage && onmessage.get && onmessage.set && Channel && typeof port.postMessage === 'function') {
     const given = new WeakMap();  // port -> the handler the page set
     const runs = new WeakMap();  // port -> [first, last] message of its current streak
+    const partner = new WeakMap();  // port -> the other port of its channel
+    const pending = new WeakMap();  // port -> its messages posted and not yet handled
+    const young = (p, now) => {
+      const run = runs.get(p);
+      return !run || now - run[1] > """
+    + str(STREAK_GAP)
+    + """ || now - run[0] < """
+    + str(AMBIENT)
+    + """;
+    };
+    window.MessageChannel = class MessageChannel extends Channel {
+      constructor() {
+        super();
+        partner.set(this.port1, this.port2);
+        partner.set(this.port2, this.port1);
+      }
+    };
+    const post = port.postMessage;
+    port.postMessage = function () {
+      const to = partner.get(this);
+      const now = performance.now();
+      if (to && typeof given.get(to) === 'function' && young(to, now)) {
+        pending.set(to, (pending.get(to) || 0) + 1);
+        st.messages++;
+        st.lastPost = now;
+      }
+      return post.apply(this, arguments);
+    };
     Object.defineProperty(port, 'onmessage', {
       configurable: true,
       enumerable: onmessage.enumerable,
@@ -165,6 +198,11 @@ INIT = (
         given.set(this, fn);
         onmessage.set.call(this, typeof fn !== 'function' ? fn : function () {
           const now = performance.now();
+          const waiting = pending.get(this) || 0;
+          if (waiting) {
+            pending.set(this, waiting - 1);
+            st.messages--;
+          }
           const run = runs.get(this);
           if (run && now - run[1] <= """
     + str(STREAK_GAP)
@@ -392,7 +430,10 @@ async ([quiet, max, mark]) => {
     const now = performance.now();
     if (st.crossNavs || st.downloads) return done(true);
     if (now - t0 >= max) return done(false);
-    const pending = ids.some((id) => st.timers.has(id)) || framing(now) || moving();
+    const pending = ids.some((id) => st.timers.has(id)) || framing(now) || moving()
+      || (st.messages > 0 && now - st.lastPost < """
+    + str(AMBIENT)
+    + """);
     const idle = now - Math.max(st.last, st.lastTimer);
     if (!pending && idle >= quiet) return done(true);
     await new Promise((r) => st.st(r, pending ? 10 : Math.max(1, Math.min(quiet - idle, 20))));
