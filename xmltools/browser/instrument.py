@@ -132,32 +132,68 @@ INIT = (
     };
     window.cancelAnimationFrame = function (id) { st.frames.delete(id); return caf(id); };
   }
-  // a message to a port of this page (a scheduler's next slice of work: React's, for a
-  // transition) counts as a short timer's firing, until such messages have come for """
+  // work a page sends itself to do later, each piece counting as a short timer's firing: a message
+  // to a port of the page or to the window (a scheduler's next slice of work: React's, for a
+  // transition), an idle callback.  Until such pieces have come to one receiver (a port, the
+  // window, the idle callbacks) for """
+    + str(AMBIENT)
+    + """ ms with no pause over """
+    + str(STREAK_GAP)
+    + """ ms: then it
+  // is a scheduler that never idles.  A piece on its way and not yet run is pending, as a short
+  // timer is (a busy machine may run no slice for longer than the quiet window), for """
     + str(AMBIENT)
     + """ ms
-  // to that port with no pause over """
-    + str(STREAK_GAP)
-    + """ ms (a scheduler that never idles)
-  // (a message posted to such a port and not yet handled is pending, as a short timer is: a busy
-  // machine may run no slice for longer than the quiet window)
-  const port = window.MessagePort && window.MessagePort.prototype;
-  const onmessage = port && Object.getOwnPropertyDescriptor(port, 'onmessage');
-  const Channel = window.MessageChannel;
-  st.messages = 0;  // messages pending, posted last at st.lastPost
+  // after the last one was sent.
+  st.messages = 0;  // pieces on their way, the last sent at st.lastPost
   st.lastPost = 0;
-  if (onmessage && onmessage.get && onmessage.set && Channel && typeof port.postMessage === 'function') {
-    const given = new WeakMap();  // port -> the handler the page set
-    const runs = new WeakMap();  // port -> [first, last] message of its current streak
-    const partner = new WeakMap();  // port -> the other port of its channel
-    const pending = new WeakMap();  // port -> its messages posted and not yet handled
-    const young = (p, now) => {
-      const run = runs.get(p);
-      return !run || now - run[1] > """
+  const runs = new WeakMap();  // a receiver -> [first, last] piece of its current streak
+  const pending = new WeakMap();  // a receiver -> its pieces on their way
+  const young = (to, now) => {
+    const run = runs.get(to);
+    return !run || now - run[1] > """
     + str(STREAK_GAP)
     + """ || now - run[0] < """
     + str(AMBIENT)
     + """;
+  };
+  const sent = (to) => {
+    const now = performance.now();
+    if (!young(to, now)) return;
+    pending.set(to, (pending.get(to) || 0) + 1);
+    st.messages++;
+    st.lastPost = now;
+  };
+  const arrived = (to) => {  // a piece on its way is no longer pending
+    const waiting = pending.get(to) || 0;
+    if (waiting) {
+      pending.set(to, waiting - 1);
+      st.messages--;
+    }
+  };
+  const heard = (to) => {  // a piece runs now
+    const now = performance.now();
+    arrived(to);
+    const run = runs.get(to);
+    if (run && now - run[1] <= """
+    + str(STREAK_GAP)
+    + """) run[1] = now;
+    else runs.set(to, [now, now]);
+    if (now - runs.get(to)[0] < """
+    + str(AMBIENT)
+    + """) st.lastTimer = now;
+  };
+  const listen = EventTarget.prototype.addEventListener;
+  const Port = window.MessagePort;
+  const Channel = window.MessageChannel;
+  if (Port && Channel && typeof Port.prototype.postMessage === 'function') {
+    const proto = Port.prototype;
+    const partner = new WeakMap();  // port -> the other port of its channel
+    const hearing = new WeakSet();  // the ports the page listens to: ours listens before the page's
+    const attach = (p) => {
+      if (hearing.has(p)) return;
+      hearing.add(p);
+      listen.call(p, 'message', () => heard(p));
     };
     window.MessageChannel = class MessageChannel extends Channel {
       constructor() {
@@ -166,42 +202,56 @@ INIT = (
         partner.set(this.port2, this.port1);
       }
     };
-    const post = port.postMessage;
-    port.postMessage = function () {
+    const post = proto.postMessage;
+    proto.postMessage = function () {
       const to = partner.get(this);
-      const now = performance.now();
-      if (to && typeof given.get(to) === 'function' && young(to, now)) {
-        pending.set(to, (pending.get(to) || 0) + 1);
-        st.messages++;
-        st.lastPost = now;
-      }
+      if (to && hearing.has(to)) sent(to);
       return post.apply(this, arguments);
     };
-    Object.defineProperty(port, 'onmessage', {
-      configurable: true,
-      enumerable: onmessage.enumerable,
-      get() { return given.has(this) ? given.get(this) : onmessage.get.call(this); },
-      set(fn) {
-        given.set(this, fn);
-        onmessage.set.call(this, typeof fn !== 'function' ? fn : function () {
-          const now = performance.now();
-          const waiting = pending.get(this) || 0;
-          if (waiting) {
-            pending.set(this, waiting - 1);
-            st.messages--;
-          }
-          const run = runs.get(this);
-          if (run && now - run[1] <= """
-    + str(STREAK_GAP)
-    + """) run[1] = now;
-          else runs.set(this, [now, now]);
-          if (now - runs.get(this)[0] < """
-    + str(AMBIENT)
-    + """) st.lastTimer = now;
-          return fn.apply(this, arguments);
-        });
-      },
-    });
+    proto.addEventListener = function (type) {
+      if (type === 'message') attach(this);
+      return listen.apply(this, arguments);
+    };
+    const onmessage = Object.getOwnPropertyDescriptor(proto, 'onmessage');
+    if (onmessage && onmessage.set) {
+      Object.defineProperty(proto, 'onmessage', {
+        configurable: true,
+        enumerable: onmessage.enumerable,
+        get: onmessage.get,
+        set(fn) {
+          if (typeof fn === 'function') attach(this);
+          onmessage.set.call(this, fn);
+        },
+      });
+    }
+  }
+  // the window's messages: any caller may be another frame, whose message is no piece of this
+  // page's work but must not stay pending
+  const wpost = window.postMessage;
+  window.postMessage = function () {
+    sent(window);
+    return wpost.apply(this === undefined ? window : this, arguments);
+  };
+  listen.call(window, 'message', (e) => (e.source === window ? heard(window) : arrived(window)), true);
+  const ric = window.requestIdleCallback;
+  const cic = window.cancelIdleCallback;
+  if (ric && cic) {
+    const idle = {};  // the idle callbacks' receiver
+    const asked = new Set();
+    window.requestIdleCallback = function (fn, ...rest) {
+      if (typeof fn !== 'function') return ric.call(window, fn, ...rest);
+      sent(idle);
+      const id = ric.call(window, function () {
+        if (asked.delete(id)) heard(idle);
+        return fn.apply(this, arguments);
+      }, ...rest);
+      asked.add(id);
+      return id;
+    };
+    window.cancelIdleCallback = function (id) {
+      if (asked.delete(id)) arrived(idle);
+      return cic.call(window, id);
+    };
   }
   // an element whose attributes have changed again and again, never """
     + str(STREAK_GAP)
