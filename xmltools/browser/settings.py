@@ -33,7 +33,7 @@ class Timeouts:
     navigation: float = 15.0  # a page load, and following the navigations an action starts
     action: float = 5.0  # one input action or protocol call
     settle: float = 3.0  # the longest extra wait for a page to settle after it loaded
-    dom_quiet: float = 0.05  # the DOM (and the page's short timers) must be still this long
+    dom_quiet: float = 0.03  # the DOM (and the page's short timers) must be still this long
     network_quiet: float = 0.05  # no request in flight for this long after requests during the action
     screenshot: float = 10.0
     close: float = 5.0
