@@ -134,8 +134,7 @@ INIT = (
   }
   // work a page sends itself to do later, each piece counting as a short timer's firing: a message
   // to a port of the page or to the window (a scheduler's next slice of work: React's, for a
-  // transition), an idle callback.  Until such pieces have come to one receiver (a port, the
-  // window, the idle callbacks) for """
+  // transition).  Until such pieces have come to one receiver (a port, the window) for """
     + str(AMBIENT)
     + """ ms with no pause over """
     + str(STREAK_GAP)
@@ -233,26 +232,6 @@ INIT = (
     return wpost.apply(this === undefined ? window : this, arguments);
   };
   listen.call(window, 'message', (e) => (e.source === window ? heard(window) : arrived(window)), true);
-  const ric = window.requestIdleCallback;
-  const cic = window.cancelIdleCallback;
-  if (ric && cic) {
-    const idle = {};  // the idle callbacks' receiver
-    const asked = new Set();
-    window.requestIdleCallback = function (fn, ...rest) {
-      if (typeof fn !== 'function') return ric.call(window, fn, ...rest);
-      sent(idle);
-      const id = ric.call(window, function () {
-        if (asked.delete(id)) heard(idle);
-        return fn.apply(this, arguments);
-      }, ...rest);
-      asked.add(id);
-      return id;
-    };
-    window.cancelIdleCallback = function (id) {
-      if (asked.delete(id)) arrived(idle);
-      return cic.call(window, id);
-    };
-  }
   // an element whose attributes have changed again and again, never """
     + str(STREAK_GAP)
     + """ ms apart, for """

@@ -180,33 +180,30 @@ async def test_a_page_that_breaks_the_web_animations_api_still_settles(
     assert obs.title == "moved" and not [n for n in obs.notes if "still changing" in n], obs.notes
 
 
-@pytest.mark.parametrize("via", ["port", "listener", "window", "idle"])
+@pytest.mark.parametrize("via", ["port", "listener", "window"])
 async def test_work_a_scheduler_slices_is_waited_for(
     browser: BrowserSession, site: str, repeat: int, via: str
 ) -> None:
-    """A click says "loading", then a scheduler works for 300 ms (100) in 5 ms slices, each asking for the
+    """A click says "loading", then a scheduler works for 300 ms in 5 ms slices, each asking for the
     next (through a MessageChannel's port, as React's transitions render; a port's listener; a
-    message to the window; an idle callback), touching no DOM until the end: the observation shows
-    the end, not "loading"."""
-    # idle callbacks come one a frame or slower: 300 ms of work takes them over AMBIENT on a busy
-    # machine, and a streak that long is taken to run for ever
-    ms = 100 if via == "idle" else 300
-    ok(await browser.launch(site + f"/pages/scheduler.html?ms={ms}&via={via}"))
+    message to the window), touching no DOM until the end: the observation shows the end, not
+    "loading"."""
+    ok(await browser.launch(site + f"/pages/scheduler.html?ms=300&via={via}"))
     for i in range(repeat):
-        if i:  # the window, and the idle callbacks, are one receiver each: a pause ends its streak
+        if i:  # the window is one receiver: a pause ends its streak
             await asyncio.sleep(STREAK_GAP / 1000 + 0.05)
         obs = ok(await browser.click(GO))
         assert obs.title == "rendered", obs.title  # each click sets it to "loading" first
 
 
-@pytest.mark.parametrize("via", ["port", "window", "idle"])
+@pytest.mark.parametrize("via", ["port", "window"])
 async def test_a_scheduler_that_never_idles_holds_no_wait(
     browser: BrowserSession, site: str, via: str
 ) -> None:
     """A scheduler has sliced work since the page loaded and never stops: once it is AMBIENT old, its
-    messages (or idle callbacks) hold no wait.  A click that starts another over its own channel is
-    shown at that one's end; over the window, or idle callbacks, it shares the receiver of the one
-    that never stops, and is shown as it is."""
+    messages hold no wait.  A click that starts another over its own channel is shown at that one's
+    end; over the window, it shares the receiver of the one that never stops, and is shown as it
+    is."""
     ok(await browser.launch(site + f"/pages/scheduler.html?ms=200&forever=1&via={via}"))
     started = time.monotonic()
     obs = ok(await browser.click(GO))
