@@ -87,7 +87,8 @@ CONSOLE_TAIL = """
 """
 
 # Removes the marks an action left, then resolves when the short timers pending at the start have
-# run and the DOM and the timers have been quiet for `quiet` ms, or when a cross-document
+# run, no short timer is due within `quiet` ms (or late), and the DOM and the timers have been
+# quiet for `quiet` ms, or when a cross-document
 # navigation or a download has started, or when `max` ms have passed.  While an animation frame
 # waits to run, quiet also takes FRAME_TURNS frames since the DOM's last change: a frame that is
 # slow to paint (a heavy layer, a busy machine) would otherwise end the window between two frames
@@ -184,6 +185,12 @@ async ([quiet, max, mark]) => {
     }
     return false;
   };
+  // a short timer due within the window, or late: one hop of a chain of short timers, which a
+  // busy machine may fire later than the window lasts
+  const soon = (now) => {
+    for (const due of st.timers.values()) if (due <= now + quiet) return true;
+    return false;
+  };
   // let work the action queued run first: a form submission is planned as a task of its own
   for (let i = 0; i < 2; i++) await new Promise((r) => st.st(r, 0));
   const ids = [...st.timers.entries()].filter(([, due]) => due <= t0 + max).map(([id]) => id);
@@ -191,7 +198,7 @@ async ([quiet, max, mark]) => {
     const now = performance.now();
     if (st.crossNavs || st.downloads) return done(true);
     if (now - t0 >= max) return done(false);
-    const pending = ids.some((id) => st.timers.has(id)) || framing(now) || moving()
+    const pending = ids.some((id) => st.timers.has(id)) || soon(now) || framing(now) || moving()
       || (st.messages > 0 && now - st.lastPost < """
     + str(AMBIENT)
     + """);
