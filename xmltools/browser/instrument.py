@@ -146,6 +146,21 @@ INIT = (
   // after the last one was sent.
   st.messages = 0;  // pieces on their way, the last sent at st.lastPost
   st.lastPost = 0;
+  // a run of events on one key (a receiver, an element), each at most """
+    + str(STREAK_GAP)
+    + """ ms after the one before:
+  // how old the run is, this event counted
+  const streak = (runs, key, now) => {
+    const run = runs.get(key);
+    if (run && now - run[1] <= """
+    + str(STREAK_GAP)
+    + """) {
+      run[1] = now;
+      return now - run[0];
+    }
+    runs.set(key, [now, now]);
+    return 0;
+  };
   const runs = new WeakMap();  // a receiver -> [first, last] piece of its current streak
   const pending = new WeakMap();  // a receiver -> its pieces on their way
   const young = (to, now) => {
@@ -173,12 +188,7 @@ INIT = (
   const heard = (to) => {  // a piece runs now
     const now = performance.now();
     arrived(to);
-    const run = runs.get(to);
-    if (run && now - run[1] <= """
-    + str(STREAK_GAP)
-    + """) run[1] = now;
-    else runs.set(to, [now, now]);
-    if (now - runs.get(to)[0] < """
+    if (streak(runs, to, now) < """
     + str(AMBIENT)
     + """) st.lastTimer = now;
   };
@@ -245,17 +255,9 @@ INIT = (
     for (const r of records) {
       if (r.type === 'attributes') {
         if (r.attributeName === 'data-xt-mark') continue;
-        const run = streaks.get(r.target);
-        if (run && now - run[1] <= """
-    + str(STREAK_GAP)
-    + """) {
-          run[1] = now;
-          if (now - run[0] >= """
+        if (streak(streaks, r.target, now) >= """
     + str(AMBIENT)
     + """) continue;
-        } else {
-          streaks.set(r.target, [now, now]);
-        }
       }
       news = true;
     }
