@@ -136,23 +136,25 @@ INIT = (
   // to a port of the page or to the window (a scheduler's next slice of work: React's, for a
   // transition).  Until such pieces have come to one receiver (a port, the window) for """
     + str(AMBIENT)
-    + """ ms with no pause over """
+    + """ ms, each
+  // asked for at most """
     + str(STREAK_GAP)
-    + """ ms: then it
-  // is a scheduler that never idles.  A piece on its way and not yet run is pending, as a short
-  // timer is (a busy machine may run no slice for longer than the quiet window), for """
+    + """ ms after the one before ran or by the one before: then it is a scheduler
+  // that never idles.  A piece asked for by the one before continues the streak however long that
+  // one ran: a long slice, or a machine too busy to run the page, is no pause.  A piece on its way
+  // and not yet run is pending, as a short timer is (a busy machine may run no slice for longer
+  // than the quiet window), for """
     + str(AMBIENT)
-    + """ ms
-  // after the last one was sent.
+    + """ ms after the last one was sent.
   st.messages = 0;  // pieces on their way, the last sent at st.lastPost
   st.lastPost = 0;
-  // a run of events on one key (a receiver, an element), each at most """
+  // a run of events on one key (a receiver, an element), each asked for at `at` (by default, when
+  // it happens) at most """
     + str(STREAK_GAP)
-    + """ ms after the one before:
-  // how old the run is, this event counted
-  const streak = (runs, key, now) => {
+    + """ ms after the one before: how old the run is, this event counted
+  const streak = (runs, key, now, at = now) => {
     const run = runs.get(key);
-    if (run && now - run[1] <= """
+    if (run && at - run[1] <= """
     + str(STREAK_GAP)
     + """) {
       run[1] = now;
@@ -162,33 +164,37 @@ INIT = (
     return 0;
   };
   const runs = new WeakMap();  // a receiver -> [first, last] piece of its current streak
-  const pending = new WeakMap();  // a receiver -> its pieces on their way
-  const young = (to, now) => {
+  const queued = new WeakMap();  // a receiver -> its pieces on their way: [asked for at, pending]
+  let running = null;  // the receiver whose piece this task runs, until a timer clears it
+  const ran = () => { running = null; };
+  const sent = (to) => {
+    const now = performance.now();
     const run = runs.get(to);
-    return !run || now - run[1] > """
+    const at = run && running === to ? run[1] : now;
+    const young = !run || at - run[1] > """
     + str(STREAK_GAP)
     + """ || now - run[0] < """
     + str(AMBIENT)
     + """;
-  };
-  const sent = (to) => {
-    const now = performance.now();
-    if (!young(to, now)) return;
-    pending.set(to, (pending.get(to) || 0) + 1);
+    let q = queued.get(to);
+    if (!q) queued.set(to, (q = []));
+    q.push([at, young]);
+    if (!young) return;
     st.messages++;
     st.lastPost = now;
   };
-  const arrived = (to) => {  // a piece on its way is no longer pending
-    const waiting = pending.get(to) || 0;
-    if (waiting) {
-      pending.set(to, waiting - 1);
-      st.messages--;
-    }
+  const arrived = (to) => {  // the oldest piece on its way is no longer: when it was asked for
+    const piece = (queued.get(to) || []).shift();
+    if (!piece) return undefined;
+    if (piece[1]) st.messages--;
+    return piece[0];
   };
   const heard = (to) => {  // a piece runs now
     const now = performance.now();
-    arrived(to);
-    if (streak(runs, to, now) < """
+    const at = arrived(to);
+    if (running === null) st.st(ran, 0);
+    running = to;
+    if (streak(runs, to, now, at === undefined ? now : at) < """
     + str(AMBIENT)
     + """) st.lastTimer = now;
   };
