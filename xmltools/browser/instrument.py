@@ -72,7 +72,9 @@ INIT = (
   // runs for ever
   let current = null;
   st.draws = 0;  // drawing calls on a canvas, 2D or WebGL
-  const within = (chain, fn, self, args) => {
+  // `due` is when the callback was due to run: the changes it makes are judged as made then (see
+  // `noted`), for a busy machine may run it late, or stall the page while it runs
+  const within = (chain, fn, self, args, due) => {
     const outer = current;
     const draws = st.draws;
     current = chain;
@@ -81,6 +83,7 @@ INIT = (
     } finally {
       current = outer;
       if (chain && st.draws !== draws) chain.drew = st.turns;
+      noted(observer.takeRecords(), due);
     }
   };
   for (const [name, methods] of [
@@ -100,12 +103,13 @@ INIT = (
     const d = Number(delay) || 0;
     if (typeof fn !== 'function' || d > 1000) return st.st(fn, delay, ...args);
     const chain = current;
+    const due = performance.now() + d;
     const id = st.st(function () {
       st.timers.delete(id);
       st.lastTimer = performance.now();
-      return within(chain, fn, this, arguments);
+      return within(chain, fn, this, arguments, due);
     }, delay, ...args);
-    st.timers.set(id, performance.now() + d);
+    st.timers.set(id, due);
     return id;
   };
   window.clearTimeout = function (id) { st.timers.delete(id); return ct(id); };
@@ -114,6 +118,7 @@ INIT = (
   // counts the frames that ran a callback of the page (one time stamp per frame), `lastTurn` is
   // that count at the DOM's last change.
   st.frames = new Map();
+  const FRAME = 17;  // a frame asked for is due within one frame, at 60 a second
   st.turns = 0;
   st.lastTurn = 0;
   let stamp = -1;
@@ -122,10 +127,11 @@ INIT = (
   if (raf && caf) {
     window.requestAnimationFrame = function (fn) {
       const chain = current || { born: performance.now(), drew: -Infinity };
+      const due = performance.now() + FRAME;
       const id = raf(function (ts) {
         if (ts !== stamp) { stamp = ts; st.turns++; }
         st.frames.delete(id);
-        return within(chain, fn, this, arguments);
+        return within(chain, fn, this, arguments, due);
       });
       st.frames.set(id, chain);
       return id;
@@ -194,7 +200,7 @@ INIT = (
     const at = arrived(to);
     if (running === null) st.st(ran, 0);
     running = to;
-    if (streak(runs, to, now, at === undefined ? now : at) < """
+    if (streak(runs, to, now, at) < """
     + str(AMBIENT)
     + """) st.lastTimer = now;
   };
@@ -253,15 +259,17 @@ INIT = (
     + """ ms apart, for """
     + str(AMBIENT)
     + """ ms
-  // or more moves for ever (a looping animation written by script): its changes are not news
+  // or more moves for ever (a looping animation written by script): its changes are not news.  A
+  // change made by a timer or a frame counts as made when that one was due: a frame a busy machine
+  // ran late, or stalled, is no pause of the loop.
   const streaks = new WeakMap();
-  new MutationObserver((records) => {
+  const noted = (records, at) => {
     const now = performance.now();
     let news = false;
     for (const r of records) {
       if (r.type === 'attributes') {
         if (r.attributeName === 'data-xt-mark') continue;
-        if (streak(streaks, r.target, now) >= """
+        if (streak(streaks, r.target, now, at) >= """
     + str(AMBIENT)
     + """) continue;
       }
@@ -270,7 +278,9 @@ INIT = (
     if (!news) return;
     st.last = now;
     st.lastTurn = st.turns;
-  }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  };
+  const observer = new MutationObserver((records) => noted(records));
+  observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   if (window.navigation) {
     window.navigation.addEventListener('navigate', (e) => {
       st.navs++;
