@@ -20,6 +20,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from playwright.async_api import Error as PlaywrightError
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
 
 from conftest import ROUTES
-from intervals import median_ratio
+from intervals import crossover_ratio, shown
 
 from xmltools.base.results import Failure, Observation, Point
 from xmltools.base.serve import serve_directory
@@ -49,8 +50,20 @@ def ms(xs: list[float]) -> float:
     return round(statistics.median(xs) * 1000, 1)
 
 
-def ratio(ours: list[float], raw: list[float]) -> float:
-    return round(statistics.median(ours) / statistics.median(raw), 2)
+def ratio(ours: list[float], raw: list[float]) -> list[float]:
+    """The ratio of rounds paired in turns (see intervals.crossover_ratio), with its 95% interval."""
+    return [round(v, 3) for v in crossover_ratio([o / r for o, r in zip(ours, raw, strict=True)])]
+
+
+async def pair(
+    i: int, ours: Callable[[], Awaitable[float]], raw: Callable[[], Awaitable[float]]
+) -> tuple[float, float]:
+    """One round: both sides timed, the one going first alternating with the round's number."""
+    if i % 2:
+        t_raw = await raw()
+        return await ours(), t_raw
+    t_ours = await ours()
+    return t_ours, await raw()
 
 
 async def raw_observe(ctx: BrowserContext, page: Page) -> None:
@@ -60,18 +73,22 @@ async def raw_observe(ctx: BrowserContext, page: Page) -> None:
     await page.title()
 
 
-async def bench_cold_launch(base: str, n: int) -> dict[str, float]:
+async def bench_cold_launch(base: str, n: int) -> dict[str, Any]:
     """A new browser each time: our pool's first launch against raw Playwright's, both from nothing."""
     ours: list[float] = []
     raw: list[float] = []
     exe = find_chromium().path
-    for _ in range(n):
+
+    async def launch_ours() -> float:
         t0 = time.perf_counter()
         pool = BrowserPool()
         r = await BrowserSession(pool=pool).launch(base + "/buttons.html")
-        ours.append(time.perf_counter() - t0)
+        took = time.perf_counter() - t0
         assert isinstance(r, Observation), r
         await pool.aclose()
+        return took
+
+    async def launch_raw() -> float:
         t0 = time.perf_counter()
         async with async_playwright() as pw:
             browser = await pw.chromium.launch(executable_path=exe, args=list(CHROMIUM_FLAGS))
@@ -79,8 +96,14 @@ async def bench_cold_launch(base: str, n: int) -> dict[str, float]:
             page = await ctx.new_page()
             await page.goto(base + "/buttons.html")
             await raw_observe(ctx, page)
-            raw.append(time.perf_counter() - t0)
+            took = time.perf_counter() - t0
             await browser.close()
+        return took
+
+    for i in range(n):
+        t_ours, t_raw = await pair(i, launch_ours, launch_raw)
+        ours.append(t_ours)
+        raw.append(t_raw)
     return {
         "cold_launch_ms": ms(ours),
         "raw_cold_launch_ms": ms(raw),
@@ -144,7 +167,7 @@ async def raw_session(browser: Browser, url: str) -> float:
     return took
 
 
-async def bench_warm_session(base: str, n: int) -> dict[str, float]:
+async def bench_warm_session(base: str, n: int) -> dict[str, Any]:
     """A new session on a warm pool (its spare made), against raw new_context + new_page + goto + shot."""
     ours: list[float] = []
     raw: list[float] = []
@@ -155,15 +178,21 @@ async def bench_warm_session(base: str, n: int) -> dict[str, float]:
         browser = await pw.chromium.launch(executable_path=exe, args=list(CHROMIUM_FLAGS))
         assert isinstance(await b.launch(base + "/buttons.html"), Observation)
         await b.close()
-        for _ in range(n):
+
+        async def session_ours() -> float:
             await until_spare(pool)
             t0 = time.perf_counter()
             r = await b.launch(base + "/buttons.html")
-            ours.append(time.perf_counter() - t0)
+            took = time.perf_counter() - t0
             assert isinstance(r, Observation), r
             await b.close()
             await until_spare(pool)  # the raw run does not share the machine with the spare's making
-            raw.append(await raw_session(browser, base + "/buttons.html"))
+            return took
+
+        for i in range(n):
+            t_ours, t_raw = await pair(i, session_ours, lambda: raw_session(browser, base + "/buttons.html"))
+            ours.append(t_ours)
+            raw.append(t_raw)
         await browser.close()
     await pool.aclose()
     return {
@@ -174,12 +203,12 @@ async def bench_warm_session(base: str, n: int) -> dict[str, float]:
     }
 
 
-async def bench_clicks(base: str, n: int) -> dict[str, float]:
+async def bench_clicks(base: str, n: int) -> dict[str, Any]:
     """A click that changes nothing, and a link click that loads a page, against raw Playwright."""
     exe = find_chromium().path
     pool = BrowserPool()
     b = BrowserSession(pool=pool)
-    out: dict[str, float] = {}
+    out: dict[str, Any] = {}
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=exe, args=list(CHROMIUM_FLAGS))
         ctx = await browser.new_context(viewport=VIEW)  # type: ignore[arg-type]
@@ -208,18 +237,25 @@ async def bench_clicks(base: str, n: int) -> dict[str, float]:
         ):
             ours: list[float] = []
             raw: list[float] = []
-            for i in range(n + 3):
-                assert isinstance(await b.launch(base + start), Observation)
-                await page.goto(base + start)
+
+            async def click_ours(navigates: bool = navigates) -> float:
                 t0 = time.perf_counter()
                 r = await b.click(GO if navigates else BUTTON)
-                t_ours = time.perf_counter() - t0
+                took = time.perf_counter() - t0
                 assert isinstance(r, Observation), r
                 if navigates:
                     assert r.title == "Arrived", r
+                return took
+
+            async def click_raw(navigates: bool = navigates) -> float:
                 t0 = time.perf_counter()
                 await raw_click(navigates)
-                t_raw = time.perf_counter() - t0
+                return time.perf_counter() - t0
+
+            for i in range(n + 3):
+                assert isinstance(await b.launch(base + start), Observation)
+                await page.goto(base + start)
+                t_ours, t_raw = await pair(i, click_ours, click_raw)
                 if i >= 3:  # the first three warm both up
                     ours.append(t_ours)
                     raw.append(t_raw)
@@ -297,7 +333,7 @@ async def bench_identity(base: str, n: int) -> dict[str, float]:
         "click_without_identity_ms": ms(plain),
         "identity_share_of_click": round(1 - statistics.median(plain) / statistics.median(recorded), 2),
         "identity_click_over_plain": [
-            round(v, 3) for v in median_ratio([r / p for r, p in zip(recorded, plain, strict=True)])
+            round(v, 3) for v in crossover_ratio([r / p for r, p in zip(recorded, plain, strict=True)])
         ],
     }
 
@@ -378,16 +414,22 @@ async def bench_snapshot(base: str, n: int, docs: str | None) -> dict[str, Any]:
             assert isinstance(snap, Observation) and snap.snapshot
             ref = _ref_of(snap.snapshot, '"console.log"')
             target = SimpleNamespace(kind="ref", ref=ref, selector=None, frame=None, coordinate=None)
-            t0 = time.perf_counter()
-            r = await b.act(SimpleNamespace(action="click", target=target))
-            t_ours = time.perf_counter() - t0
-            assert isinstance(r, Observation), r
-            text = await page.aria_snapshot(mode="ai")
-            raw_ref = _ref_of(text, '"console.log"')
-            t0 = time.perf_counter()
-            await page.locator(f"aria-ref={raw_ref}").click()
-            await page.aria_snapshot(mode="ai")
-            t_raw = time.perf_counter() - t0
+            raw_ref = _ref_of(await page.aria_snapshot(mode="ai"), '"console.log"')
+
+            async def ref_ours(target: SimpleNamespace = target) -> float:
+                t0 = time.perf_counter()
+                r = await b.act(SimpleNamespace(action="click", target=target))
+                took = time.perf_counter() - t0
+                assert isinstance(r, Observation), r
+                return took
+
+            async def ref_raw(raw_ref: str = raw_ref) -> float:
+                t0 = time.perf_counter()
+                await page.locator(f"aria-ref={raw_ref}").click()
+                await page.aria_snapshot(mode="ai")
+                return time.perf_counter() - t0
+
+            t_ours, t_raw = await pair(i, ref_ours, ref_raw)
             if i >= 3:
                 ours.append(t_ours)
                 raw.append(t_raw)
@@ -552,9 +594,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--floods", type=int, default=3)
     args = ap.parse_args(argv)
     figures = asyncio.run(main_async(args))
-    print("browser benchmark (medians; ratios from the same run)")
+    print("browser benchmark (medians; each ratio the median of rounds paired in one run, with its interval)")
     for k, v in figures.items():
-        print(f"  {k:36} {v}")
+        print(f"  {k:36} {shown(v) if isinstance(v, list) and len(v) == 3 else v}")
     for key, limit in GOALS:
         if key not in figures:
             continue

@@ -35,7 +35,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-from intervals import median_ratio, shown
+from intervals import crossover_ratio, shown
 
 HERE = Path(__file__).resolve().parent
 SITE = HERE.parent / "fixtures" / "site"
@@ -168,7 +168,7 @@ async def measure(base: str, rounds: int, launch_rounds: int) -> dict[str, Any]:
         figures[f"{kind}_ms"] = round(statistics.median(p[0] for p in pairs) * 1000, 1)
         figures[f"playwright_mcp_{kind}_ms"] = round(statistics.median(p[1] for p in pairs) * 1000, 1)
         figures[f"{kind}_over_playwright_mcp"] = [
-            round(v, 3) for v in median_ratio([o / t for o, t in pairs])
+            round(v, 3) for v in crossover_ratio([o / t for o, t in pairs])
         ]
     return figures
 

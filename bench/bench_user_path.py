@@ -45,7 +45,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from intervals import median_ratio
+from intervals import crossover_ratio
 from trees import checkout
 
 HERE = Path(__file__).resolve().parent
@@ -398,10 +398,10 @@ def in_turns(trees: dict[str, Worker], kind: str, rounds: int, warm: int) -> dic
         label = kind if name == "after" else f"{kind}_before"
         figures[f"{label}_ms"] = round(statistics.median(p[0] for p in got) * 1000, 1)
         figures[f"raw_{label}_ms"] = round(statistics.median(p[1] for p in got) * 1000, 1)
-        figures[f"{label}_over_raw"] = [round(v, 3) for v in median_ratio([o / r for o, r in got])]
+        figures[f"{label}_over_raw"] = [round(v, 3) for v in crossover_ratio([o / r for o, r in got])]
     if "before" in pairs:
         change = [a[0] / b[0] for a, b in zip(pairs["after"], pairs["before"], strict=True)]
-        figures[f"{kind}_after_over_before"] = [round(v, 3) for v in median_ratio(change)]
+        figures[f"{kind}_after_over_before"] = [round(v, 3) for v in crossover_ratio(change)]
     return figures
 
 
