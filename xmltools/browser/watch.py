@@ -251,9 +251,9 @@ class Watch:
     def _on_response(self, resp: Response) -> None:
         # answered: a body nobody reads (an unread fetch, an event stream) must not hold the page open
         self.inflight.discard(resp.request)
-        self._heard(resp.request)
+        main = self._heard(resp.request)
         attachment = resp.headers.get("content-disposition", "").lower().startswith("attachment")
-        if attachment and self._main_navigation(resp.request):
+        if attachment and main:
             self.downloads_expected += 1
         if resp.status >= 400 and not _is_favicon(resp.url):
             self.console.add(
