@@ -6,7 +6,13 @@
   one of each to warm up); each round's p95 of launch and of click is set
   against raw's of the same round, and the figure is the median of those
   ratios with the smallest and the largest.  Also reported: failures, and the
-  PSS of every process of the browser (read from /proc while all 16 are open).
+  PSS of every process of the browser (read from /proc while all 16 are open),
+  and the machine's processor time until the last launch is over, set against
+  raw's the same way.  On 2 cores the 16 launches keep the machine busy, so
+  the last one ends when the work does: that ratio tracks the launch p95's.
+- Raw Playwright alone, with and without a Fetch listener on each tab that
+  lets every request go on, in turns: what the browser's request interception
+  (which the URL policy needs) costs before any of ours.
 - One session takes 300 steps; the last 50 are compared with the first 50, in
   time and in the browser's memory.
 
@@ -20,6 +26,7 @@ import asyncio
 import base64
 import contextlib
 import json
+import os
 import statistics
 import sys
 import threading
@@ -59,6 +66,12 @@ def browser_pss_mb() -> float:
         except OSError:
             continue
     return round(total / 1024, 1)
+
+
+def busy_ms() -> float:
+    """The processor time this machine has spent busy since it started, in ms (from /proc/stat)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def busy_share(window: float = 0.25) -> float:
@@ -119,16 +132,18 @@ def concurrent(base: str, sessions: int, clicks: int) -> dict[str, Any]:
                 done.wait(120)
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(sessions)]
+    cpu0 = busy_ms()
     for t in threads:
         t.start()
     all_open.wait(180)
+    cpu = busy_ms() - cpu0  # every launch is over: the machine's time for all of them
     pss = browser_pss_mb()
     done.wait(600)
     for t in threads:
         t.join(60)
     for f in failures[:5]:
         print("  " + f, file=sys.stderr)
-    return {"failures": len(failures), "launch": launches, "click": click_times, "pss": pss}
+    return {"failures": len(failures), "launch": launches, "click": click_times, "pss": pss, "cpu": cpu}
 
 
 class RawSide:
@@ -142,24 +157,42 @@ class RawSide:
         self.loop = asyncio.new_event_loop()
         self.pw = self.loop.run_until_complete(async_playwright().start())
 
-    def round(self, base: str, sessions: int, clicks: int) -> tuple[list[float], list[float]]:
+    def round(
+        self, base: str, sessions: int, clicks: int, *, intercept: bool = False
+    ) -> tuple[list[float], list[float], float]:
         """Each session: new context, page, goto and a WebP shot (its launch); then ``clicks`` clicks,
-        each with a WebP shot and the title, as the observation holds them."""
+        each with a WebP shot and the title, as the observation holds them.  Also the machine's
+        processor time until every launch is over.  ``intercept``: each tab's requests pass through
+        a Fetch listener that lets every one go on, the browser's machinery a URL policy needs."""
         from xmltools.browser.locate import find_chromium
         from xmltools.browser.pool import CHROMIUM_FLAGS
 
         launches: list[float] = []
         click_times: list[float] = []
+        cpu = [0.0, 0.0]  # the start, then the time taken once the last launch is over
+        answers: set[asyncio.Future[Any]] = set()  # the interception's answers being sent
 
         async def one(browser: Any) -> None:
             t0 = time.perf_counter()
             ctx = await browser.new_context(viewport={"width": 900, "height": 600})
             page = await ctx.new_page()
+            if intercept:
+                listener = await ctx.new_cdp_session(page)
+
+                def go_on(event: dict[str, Any]) -> None:
+                    answer = listener.send("Fetch.continueRequest", {"requestId": event["requestId"]})
+                    answers.add(task := asyncio.ensure_future(answer))
+                    task.add_done_callback(answers.discard)
+
+                listener.on("Fetch.requestPaused", go_on)
+                await listener.send("Fetch.enable", {"patterns": [{"urlPattern": "*"}]})
             await page.goto(base + "/buttons.html")
             cdp = await ctx.new_cdp_session(page)
             shot = await cdp.send("Page.captureScreenshot", {"format": "webp", "quality": 75})
             base64.b64decode(shot["data"])
             launches.append(time.perf_counter() - t0)
+            if len(launches) == sessions:
+                cpu[1] = busy_ms() - cpu[0]
             for _ in range(clicks):
                 t0 = time.perf_counter()
                 await page.mouse.click(100, 65)
@@ -173,13 +206,14 @@ class RawSide:
             exe = find_chromium().path
             browser = await self.pw.chromium.launch(executable_path=exe, args=list(CHROMIUM_FLAGS))
             wait_quiet()  # the browser's own start is over before the sessions are timed
+            cpu[0] = busy_ms()
             try:
                 await asyncio.gather(*(one(browser) for _ in range(sessions)))
             finally:
                 await browser.close()
 
         self.loop.run_until_complete(all_of_them())
-        return launches, click_times
+        return launches, click_times, cpu[1]
 
     def close(self) -> None:
         self.loop.run_until_complete(self.pw.stop())
@@ -191,7 +225,7 @@ def in_rounds(base: str, sessions: int, clicks: int, rounds: int) -> dict[str, A
     of launch and of click on each side and their ratio.  The figure is the median of the rounds'
     ratios, with the smallest and the largest.  A first round of each warms up and is not counted."""
     raw = RawSide()
-    ratios: dict[str, list[float]] = {"launch": [], "click": []}
+    ratios: dict[str, list[float]] = {"launch": [], "click": [], "launch_cpu": []}
     failures = 0
     pss = 0.0
     kept: dict[str, list[float]] = {"launch": [], "click": [], "raw_launch": [], "raw_click": []}
@@ -200,16 +234,17 @@ def in_rounds(base: str, sessions: int, clicks: int, rounds: int) -> dict[str, A
             ours_first = r % 2 == 0
             if not ours_first:
                 wait_quiet()
-                raw_launch, raw_click = raw.round(base, sessions, clicks)
+                raw_launch, raw_click, raw_cpu = raw.round(base, sessions, clicks)
             wait_quiet()
             ours = concurrent(base, sessions, clicks)
             if ours_first:
                 wait_quiet()
-                raw_launch, raw_click = raw.round(base, sessions, clicks)
+                raw_launch, raw_click, raw_cpu = raw.round(base, sessions, clicks)
             if r == 0:
                 continue
             failures += ours["failures"]
             pss = max(pss, ours["pss"])
+            ratios["launch_cpu"].append(ours["cpu"] / raw_cpu)
             for what, raw_times in (("launch", raw_launch), ("click", raw_click)):
                 ratios[what].append(p95(ours[what]) / p95(raw_times))
                 kept[what].append(p95(ours[what]))
@@ -225,13 +260,39 @@ def in_rounds(base: str, sessions: int, clicks: int, rounds: int) -> dict[str, A
     for what in ("launch", "click"):
         figures[f"concurrent_{what}_p95_ms"] = round(statistics.median(kept[what]), 1)
         figures[f"raw_concurrent_{what}_p95_ms"] = round(statistics.median(kept[f"raw_{what}"]), 1)
-        rs = ratios[what]
-        figures[f"concurrent_{what}_p95_over_raw"] = [
-            round(statistics.median(rs), 3),
-            round(min(rs), 3),
-            round(max(rs), 3),
-        ]
+        figures[f"concurrent_{what}_p95_over_raw"] = spread(ratios[what])
+    # on 2 cores all 16 launches at once keep the machine busy: the last is over when the work is
+    figures["concurrent_launch_cpu_over_raw"] = spread(ratios["launch_cpu"])
     return figures
+
+
+def spread(rs: list[float]) -> list[float]:
+    """The median of per-round ratios, with the smallest and the largest."""
+    return [round(statistics.median(rs), 3), round(min(rs), 3), round(max(rs), 3)]
+
+
+def interception_cost(base: str, sessions: int, rounds: int) -> dict[str, Any]:
+    """What Chromium's request interception costs raw Playwright itself: the same 16 launches with
+    and without a Fetch listener on each tab that lets every request go on, in turns.  The URL
+    policy needs that machinery (see docs/concepts/safety.md); this is its floor, ours aside."""
+    raw = RawSide()
+    ratios: dict[str, list[float]] = {"launch": [], "launch_cpu": []}
+    try:
+        for r in range(rounds + 1):
+            got = {}
+            for intercept in (False, True) if r % 2 == 0 else (True, False):
+                wait_quiet()
+                launches, _, cpu = raw.round(base, sessions, 0, intercept=intercept)
+                got[intercept] = (p95(launches), cpu)
+            if r:
+                ratios["launch"].append(got[True][0] / got[False][0])
+                ratios["launch_cpu"].append(got[True][1] / got[False][1])
+    finally:
+        raw.close()
+    return {
+        "raw_intercepted_launch_p95_over_raw": spread(ratios["launch"]),
+        "raw_intercepted_launch_cpu_over_raw": spread(ratios["launch_cpu"]),
+    }
 
 
 def long_session(base: str, steps: int) -> dict[str, Any]:
@@ -278,6 +339,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--rounds", type=int, default=5, help="counted rounds of the 16 sessions, ours and raw in turns"
     )
+    ap.add_argument(
+        "--interception-rounds",
+        type=int,
+        default=4,
+        help="counted rounds of raw Playwright with and without a request listener per tab (0: none)",
+    )
     ap.add_argument("--set", action="append", default=[], metavar="NAME=JSON", help="a setting of ours")
     args = ap.parse_args(argv)
     for item in args.set:
@@ -286,6 +353,8 @@ def main(argv: list[str] | None = None) -> int:
     figures: dict[str, Any] = {"settings": dict(CONFIG)}
     with serve_directory(SITE) as base:
         figures.update(in_rounds(base, args.sessions, args.clicks, args.rounds))
+        if args.interception_rounds:
+            figures.update(interception_cost(base, args.sessions, args.interception_rounds))
         figures.update(long_session(base, args.steps))
     print("pool benchmark")
     for k, v in figures.items():
