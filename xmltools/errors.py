@@ -24,17 +24,20 @@ The ``xmltools`` command prints every one of these as a single line on stderr
 (``xmltools: <message>``, no traceback) and exits with a code that says whose
 problem it is:
 
-==  ===================================================================================
-0   success
-1   the run failed or drifted: a replay with drift, a demo that did not complete, a
-    ``run`` the loop stopped (mistake limit, out of turns, a call held for approval),
-    :class:`MistakeLimitError`
-2   a usage error: bad arguments, :class:`UsageError` and its subclasses (``ConfigError``,
-    ``TranscriptError``), and a file named on the command line that cannot be read
-3   the environment: :class:`BrowserError` and its subclasses (no browser, a bad executable,
-    an unreachable remote endpoint), :class:`ModelError` (the model endpoint failed),
-    :class:`McpServerError` (an MCP server's command not found, a server that does not start)
-==  ===================================================================================
+===  ===================================================================================
+0    success
+1    the run failed or drifted: a replay with drift, a demo that did not complete, a
+     ``run`` the loop stopped (mistake limit, out of turns, a call held for approval),
+     :class:`MistakeLimitError`
+2    a usage error: bad arguments, :class:`UsageError` and its subclasses (``ConfigError``,
+     ``TranscriptError``), and a file named on the command line that cannot be read
+3    the environment: :class:`BrowserError` and its subclasses (no browser, a bad executable,
+     an unreachable remote endpoint), :class:`ModelError` (the model endpoint failed),
+     :class:`McpServerError` (an MCP server's command not found, a server that does not start)
+130  interrupted by Ctrl-C (SIGINT): what was finished is kept (the transcript's end record,
+     the report asked for, an experiment's finished trials), and everything is closed
+143  stopped by SIGTERM, kept and closed in the same way
+===  ===================================================================================
 
 This module imports nothing from the rest of the package.
 """
@@ -44,7 +47,9 @@ from __future__ import annotations
 __all__ = [
     "EXIT_ENVIRONMENT",
     "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_TERMINATED",
     "EXIT_USAGE",
     "ApprovalError",
     "BrowserError",
@@ -142,6 +147,8 @@ EXIT_OK = 0
 EXIT_FAILED = 1  # the run failed or drifted
 EXIT_USAGE = 2  # bad arguments, a bad setting, a file that cannot be read (argparse exits 2 too)
 EXIT_ENVIRONMENT = 3  # no browser, a browser or model endpoint that cannot be reached
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as a shell reports it)
+EXIT_TERMINATED = 143  # SIGTERM (128 + SIGTERM)
 
 
 def exit_code(e: BaseException) -> int:

@@ -8,7 +8,8 @@ A host error is one line on stderr (``xmltools: <message>``, no traceback),
 and the exit code says whose problem it is: 0 success; 1 the run failed or
 drifted; 2 a usage error (bad arguments, a bad setting, a file that cannot be
 read); 3 the environment (no browser, a browser or model endpoint that cannot
-be reached).  ``-v`` shows the ``xmltools`` logger's INFO records on stderr
+be reached); 130 interrupted by Ctrl-C, 143 stopped by SIGTERM (one line saying what
+was kept, see :mod:`.interrupt`).  ``-v`` shows the ``xmltools`` logger's INFO records on stderr
 (one line a turn), ``-vv`` its DEBUG records too (each browser action).
 """
 
@@ -20,6 +21,7 @@ import sys
 from collections.abc import Iterator, Sequence
 
 from ..errors import EXIT_FAILED, XmltoolsError, exit_code
+from . import interrupt
 from .args import PROFILE_NAMES, build_parser, verbose_everywhere
 
 __all__ = ["PROFILE_NAMES", "build_parser", "main"]
@@ -62,14 +64,15 @@ def _report_error(e: BaseException, verbose: int) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; return its exit code: 0 ok, 1 failed or drifted, 2 usage, 3 environment."""
+    """Run one command; return its exit code: 0 ok, 1 failed or drifted, 2 usage, 3 environment,
+    130 interrupted (Ctrl-C), 143 stopped (SIGTERM)."""
     ap = build_parser()
     verbose_everywhere(ap)
     args = ap.parse_args(argv)
     if getattr(args, "chunk", 0) and args.chunk < 0:
         ap.error("--chunk must be positive")
     verbose: int = args.verbose or 0
-    with _log_to_stderr(verbose):
+    with _log_to_stderr(verbose), interrupt.handling():
         try:
             rc: int = args.func(args)
         except BrokenPipeError:  # the reader went away (``xmltools parse | head``): stop quietly
@@ -79,6 +82,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_FAILED
         except (XmltoolsError, OSError) as e:
             return _report_error(e, verbose)
+        except KeyboardInterrupt:
+            sys.stdout.flush()
+            print(f"xmltools: {interrupt.said()}", file=sys.stderr, flush=True)
+            return interrupt.exit_status()
     return rc
 
 

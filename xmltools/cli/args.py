@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Interpret XML tool calls written by a model.",
         epilog="exit codes: 0 success; 1 the run failed or drifted; 2 a usage error (arguments, settings,"
         " files); 3 the environment (no browser, an endpoint that cannot be reached, an MCP server that"
-        " does not start)",
+        " does not start); 130 interrupted by Ctrl-C, 143 stopped by SIGTERM (what was finished is kept)",
     )
     ap.add_argument("--version", action="version", version=f"xmltools {__version__}")
     ap.add_argument("-v", "--verbose", action="count", default=0, help=_VERBOSE_HELP)

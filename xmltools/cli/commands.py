@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 
 from ..errors import EXIT_FAILED, EXIT_OK
+from . import interrupt
 from .common import secret_args
 
 
@@ -49,7 +50,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    import asyncio
     import functools
 
     from ..replaying.runner import ReplayRunner
@@ -59,8 +59,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
             "--update replays live and rewrites the transcript: --offline, --record and --report do not apply"
         )
     runner = ReplayRunner(args.file, _replay_options(args), say=print, named=_option_flag)
-    show = functools.partial(_show_step, len(runner.transcript.assistant_messages))
-    done = asyncio.run(runner.run(on_step=show))
+    total = len(runner.transcript.assistant_messages)
+    steps: list[ReplayStep] = []
+    show = functools.partial(_show_step, total, steps)
+    try:
+        done = interrupt.run(runner.run(on_step=show))
+    except KeyboardInterrupt:
+        interrupt.kept(f"{len(steps)} of {total} steps replayed")
+        for note in runner.kept:
+            interrupt.kept(note)
+        raise
     print(done.summary())
     return EXIT_OK if done.ok else EXIT_FAILED
 
@@ -120,10 +128,11 @@ def _option_flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _show_step(total: int, step: ReplayStep) -> None:
+def _show_step(total: int, steps: list[ReplayStep], step: ReplayStep) -> None:
     """A replayed step as it is done: its line, then what failed, drifted, re-matched, healed, held."""
     from ..loop import turn_line
 
+    steps.append(step)
     line = turn_line(step.index - 1, step.turn)
     print(f"[{step.index}/{total}] {line.split(': ', 1)[1]} ({step.duration:.2f} s)", flush=True)
     for f in step.failures:

@@ -8,16 +8,18 @@ screenshots, and writes the HTML report.  No model, no API key, no network.
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import textwrap
 from importlib import resources
 from pathlib import Path
 
 from ..base.serve import serve_directory
+from ..errors import XmltoolsError
 from ..loop import turn_line
 from ..record.report import write_report
 from ..record.transcript import load_transcript
 from ..replaying.run import ReplayResult, ReplayStep, replay
+from . import interrupt
 
 __all__ = ["FIXTURES", "run_demo"]
 
@@ -43,17 +45,29 @@ def run_demo(out_dir: str | Path = "out/demo") -> int:
     total = len(transcript.assistant_messages)
     print(f"xmltools demo: {transcript.header.title}")
     print(textwrap.fill(transcript.header.description or "", 100))
+    steps: list[ReplayStep] = []
+
+    def show(step: ReplayStep) -> None:
+        steps.append(step)
+        _print_step(step, total)
+
     with serve_directory(site) as base:
         print(f"serving {site} at {base}; replaying {total} assistant messages in Chromium")
-        result: ReplayResult = asyncio.run(
-            replay(
-                transcript,
-                base_url=base,
-                record=recording,
-                allow_failures=True,  # the run shows the mistakes the protocol catches
-                on_step=lambda s: _print_step(s, total),
+        try:
+            result: ReplayResult = interrupt.run(
+                replay(
+                    transcript,
+                    base_url=base,
+                    record=recording,
+                    allow_failures=True,  # the run shows the mistakes the protocol catches
+                    on_step=show,
+                )
             )
-        )
+        except KeyboardInterrupt:
+            interrupt.kept(f"{len(steps)} of {total} steps in {recording}")
+            with contextlib.suppress(XmltoolsError, OSError):
+                interrupt.kept(f"the report {write_report(out / 'report.html', recording)}")
+            raise
     report = write_report(out / "report.html", recording)
     failures = [
         o for s in result.steps for o in s.turn.outcomes if o.status == "failed" and o.failure is not None

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import EXIT_OK, UsageError
+from . import interrupt
 from .options import api_key_env_option, provider_option
 
 if TYPE_CHECKING:
@@ -136,8 +137,6 @@ def _experiment(args: argparse.Namespace) -> Experiment:
 
 
 def _run(exp: Experiment, args: argparse.Namespace) -> int:
-    import asyncio
-
     from tqdm import tqdm
 
     from ..lab.matrix import format_matrix
@@ -167,17 +166,30 @@ def _run(exp: Experiment, args: argparse.Namespace) -> int:
             flush=True,
         )
 
-    summary = asyncio.run(
-        run_experiment(
-            exp,
-            args.out,
-            concurrency=args.concurrency,
-            cache=not args.no_cache,
-            fresh=args.fresh,
-            remote=args.remote,
-            on_trial=line,
+    finished = 0
+
+    def counted(row: TrialRow, done: int, total: int) -> None:
+        nonlocal finished
+        finished += 1
+        line(row, done, total)
+
+    try:
+        summary = interrupt.run(
+            run_experiment(
+                exp,
+                args.out,
+                concurrency=args.concurrency,
+                cache=not args.no_cache,
+                fresh=args.fresh,
+                remote=args.remote,
+                on_trial=counted,
+            )
         )
-    )
+    except KeyboardInterrupt:
+        bar.close()
+        db = Path(args.out) / "results.sqlite"
+        interrupt.kept(f"{finished} finished trials in {db} (the same command resumes)")
+        raise
     from ..lab.report import write_experiment_report
 
     bar.close()

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .options import Subparsers
 
 
+from . import interrupt
 from .common import load_config
 from .options import api_key_env_option, config_option, provider_option, report_options
 
@@ -78,6 +79,7 @@ class _Recording:
 
     path: str
     writer: TranscriptWriter
+    turns: int = 0  # written so far
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -159,11 +161,10 @@ def _start_recording(run: _Run, stack: contextlib.ExitStack) -> _Recording | Non
 
 def _drive(run: _Run, recording: _Recording | None) -> LoopResult:
     """The loop, a line a turn; a failure ends the recording as failed before it is raised."""
-    from ..base.threadloop import run_sync
     from ..loop import arun_loop
     from ..models.adapters import aclose_client
 
-    progress = _progress(recording.writer if recording is not None else None)
+    progress = _progress(recording)
 
     async def drive() -> LoopResult:
         try:
@@ -179,21 +180,28 @@ def _drive(run: _Run, recording: _Recording | None) -> LoopResult:
             await aclose_client(run.model.client)  # its connections, on the loop they belong to
 
     try:
-        return run_sync(drive())
+        return interrupt.run(drive())
     except XmltoolsError as e:
         if recording is not None:
             _record_failure(run.args, recording, e)
         raise
+    except KeyboardInterrupt:
+        if recording is not None:
+            _record_interrupt(run.args, recording)
+        raise
 
 
-def _progress(writer: TranscriptWriter | None) -> Callable[[LoopEvent], None]:
+def _progress(recording: _Recording | None) -> Callable[[LoopEvent], None]:
     """A line for each turn, checklist, nudge and budget note, each also in the transcript if any."""
     from ..loop import turn_line
 
+    writer = recording.writer if recording is not None else None
+
     def progress(e: LoopEvent) -> None:
         if e.kind == "turn" and e.turn is not None:
-            if writer is not None:
-                writer.turn(e.turn, e.usage)
+            if recording is not None:
+                recording.writer.turn(e.turn, e.usage)
+                recording.turns += 1
             print(turn_line(e.index, e.turn), flush=True)
         elif e.kind in ("nudge", "budget") and e.note is not None:
             if writer is not None:
@@ -216,6 +224,21 @@ def _record_failure(args: argparse.Namespace, recording: _Recording, e: Xmltools
         with contextlib.suppress(XmltoolsError, OSError):
             failed = write_report(args.report, recording.path, embed=args.embed)
             print(f"report (up to the failure): {failed}")
+
+
+def _record_interrupt(args: argparse.Namespace, recording: _Recording) -> None:
+    """End the transcript as interrupted, write the report asked for, and say what was kept."""
+    from ..record.report import write_report
+
+    turns = recording.turns
+    with contextlib.suppress(XmltoolsError, OSError):
+        recording.writer.end("interrupted", "interrupted", f"{turns} turns before the interrupt")
+    recording.writer.close()
+    if args.record:
+        interrupt.kept(f"the transcript {args.record} ({turns} turns, ended)")
+    if args.report:
+        with contextlib.suppress(XmltoolsError, OSError):
+            interrupt.kept(f"the report {write_report(args.report, recording.path, embed=args.embed)}")
 
 
 def _finish(run: _Run, res: LoopResult, recording: _Recording | None) -> None:

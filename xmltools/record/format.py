@@ -136,7 +136,8 @@ class EndRecord(_Record):
     """The last record of a run: how it ended."""
 
     role: Literal["end"] = "end"
-    outcome: str  # a run: completed, stopped or failed; a replay: passed, drifted or failed
+    # a run: completed, stopped, failed or interrupted; a replay: passed, drifted, failed or interrupted
+    outcome: str
     reason: str | None = None  # the stop reason (completed, no_tool, max_turns, mistake_limit, ...)
     detail: str | None = None  # one line more, such as the error that ended the run
 

@@ -10,6 +10,7 @@ Sits above the interpreter and the transcript format; nothing below imports it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -262,6 +263,9 @@ async def replay(
     try:
         await run.replay_steps()
         run.end()
+    except asyncio.CancelledError:  # interrupted: the recording says so, and keeps what was replayed
+        run.interrupted()
+        raise
     finally:
         await run.close(owned=interpreter is None)
     traces.keep(run.result)
@@ -578,6 +582,12 @@ class _Run:
                 self.writer.end(end.outcome, end.reason, end.detail)
         else:
             self.writer.end(self.result.outcome, detail=self.result.summary().splitlines()[0])
+
+    def interrupted(self) -> None:
+        """The recording's ending when the replay was cancelled part-way (Ctrl-C)."""
+        if self.writer is not None:
+            done = len(self.result.steps)
+            self.writer.end("interrupted", "interrupted", f"{done} steps replayed before the interrupt")
 
     async def close(self, *, owned: bool) -> None:
         """Close the recording, and the interpreter when the replay made it."""

@@ -12,6 +12,7 @@ command line.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -26,7 +27,7 @@ from ..base.secrets import Secret
 from ..base.serve import serve_directory
 from ..base.tracing import TracingMode
 from ..browser.locate import browser_options
-from ..errors import UsageError
+from ..errors import UsageError, XmltoolsError
 from ..models.adapters import AnyModel
 from ..record.report import write_report
 from ..record.transcript import ReplaySettings, load_transcript
@@ -172,6 +173,7 @@ class ReplayRunner:
         self.path = path
         self.options = options
         self.say = say
+        self.kept: list[str] = []  # what an interrupted run kept (its recording, its report)
         self.transcript = load_transcript(path)
         self.settings = options.settings(named)
         self.config, self.differences = replay_config(self.transcript, overrides=options.overrides())
@@ -189,11 +191,26 @@ class ReplayRunner:
                 done = await update(self.path, **common)
                 done.result.differences = self.differences
                 return Replayed(done.result, update=done)
-            result = await replay(self.transcript, offline=o.offline, record=record, **common)
+            try:
+                result = await replay(self.transcript, offline=o.offline, record=record, **common)
+            except asyncio.CancelledError:
+                self._keep_interrupted(record)
+                raise
             result.differences = self.differences
             replayed = Replayed(result, recording=record)
             self._tell(replayed)
         return replayed
+
+    def _keep_interrupted(self, record: str | Path | None) -> None:
+        """An interrupted replay: the report of the steps replayed, from its recording, when asked."""
+        o = self.options
+        if record is None or not Path(record).is_file():
+            return
+        if o.record:
+            self.kept.append(f"the recording {o.record} (ended as interrupted)")
+        if o.report:
+            with contextlib.suppress(XmltoolsError, OSError):
+                self.kept.append(f"the report {write_report(o.report, record, embed=o.embed)}")
 
     def _served(self, stack: contextlib.ExitStack) -> str | None:
         """The address that fills ``{base_url}``: the served folder's, when one is served."""
