@@ -455,7 +455,7 @@ class _Build:
             image = None
             if p.image is not None and self.t is not None and self.t.path is not None:
                 try:
-                    data = (self.t.path.parent / p.image).read_bytes()
+                    data = self.t.file(p.image).read_bytes()
                 except OSError:
                     parts.append(McpPart(p.kind, f"(the image {p.image} is missing)", p.uri, None))
                     continue

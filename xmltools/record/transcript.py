@@ -1,4 +1,4 @@
-"""Transcripts: the file format, its writer and its loader.
+"""Transcripts: the file format and its writer (the loader is :mod:`.reader`, re-exported here).
 
 A transcript is a header line, then one record per conversation message:
 
@@ -13,6 +13,9 @@ A transcript is a header line, then one record per conversation message:
 A file of only a header and assistant records is valid: that is how a scenario
 is written by hand.  Recording appends and flushes each record as it happens.
 URLs may use a ``{base_url}`` placeholder, filled in at replay time.
+Screenshots go in ``<stem>.shots/`` beside the file, and a record names one by
+its path from the transcript's folder (``run.shots/0001.webp``); a reader
+finds it beside a renamed transcript too (see :mod:`.reader`).
 
 The records themselves are in :mod:`xmltools.record.format` (re-exported
 here).  Replaying lives above this module, in :mod:`xmltools.replaying.run`; this
@@ -25,41 +28,45 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from ..base.expectations import Expectation, ExpectationFailed
 from ..base.results import Failure, Observation, Screenshot
 from ..base.secrets import Hider, Secret, check_secret_names, fixed_values, recording_ended, recording_secrets
 from ..config.settings import Config
-from ..errors import ConfigError, TranscriptError, UsageError
-from ..mcp.results import McpResult
+from ..errors import ConfigError, UsageError
+from ..errors import TranscriptError as TranscriptError  # where it was imported from before
 from ..parser import ToolUse
 from ..profiles import PROFILES
 from ..tools import STANDARD_TOOLS, ToolRegistry
 from .format import (
-    FORMAT_VERSION,
     AssistantRecord,
     CallRef,
     EndRecord,
     ErrorRecord,
     ExpectRecord,
     Header,
-    McpRecord,
     MessageRecord,
     NoteRecord,
     ObservationRecord,
-    Record,
     ReplaySettings,
     ToolResultRecord,
     Usage,
-    _Record,
 )
-from .mcp import from_record, to_record
+from .mcp import to_record
+from .reader import (
+    SHOTS_SUFFIX,
+    IncompleteRecord,
+    Transcript,
+    TranscriptWarning,
+    load_transcript,
+    not_json,
+    read_lines,
+)
 from .turn import CallOutcome, Turn
 
 __all__ = [
@@ -69,15 +76,18 @@ __all__ = [
     "ErrorRecord",
     "ExpectRecord",
     "Header",
+    "IncompleteRecord",
     "MessageRecord",
     "NoteRecord",
     "ObservationRecord",
     "ReplaySettings",
     "ToolResultRecord",
     "Transcript",
+    "TranscriptWarning",
     "TranscriptWriter",
     "load_transcript",
     "new_header",
+    "not_json",
     "read_lines",
     "registry_for",
 ]
@@ -85,6 +95,7 @@ __all__ = [
 OFFLINE_BASE_URL = "http://localhost"
 FAILURE_KINDS = frozenset(get_args(Failure.model_fields["kind"].annotation))
 _SURROGATE = re.compile(r"[\ud800-\udfff]")  # what UTF-8 cannot encode
+_SHOTS_NAMED = re.compile(r'"(?:screenshot|image)": "([^"/\\]+\.shots)/')  # a record's screenshot or image
 # settings of this machine, never of the recording: where the browser is and how it is shown
 MACHINE_SETTINGS = (
     "mcp_servers",  # a server's command, folders and keys belong to the machine that runs it
@@ -96,262 +107,24 @@ MACHINE_SETTINGS = (
     "launch_timeout",
     "trace_dir",
 )
-_PLACEHOLDER = re.compile(r"\{(base_url|secret:[A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-R = TypeVar("R", NoteRecord, ExpectRecord)
-
-
-@dataclass
-class Transcript:
-    """A transcript as read from its file: the header, then every record in order."""
-
-    path: Path | None
-    header: Header
-    records: list[Record]
-
-    @property
-    def assistant_messages(self) -> list[AssistantRecord]:
-        return [r for r in self.records if isinstance(r, AssistantRecord)]
-
-    def message(self, role: Literal["system", "user"]) -> str | None:
-        """The first system or user message (the system prompt, the task), when one was recorded."""
-        return next(
-            (r.content for r in self.records if isinstance(r, MessageRecord) and r.role == role), None
-        )
-
-    @property
-    def end(self) -> EndRecord | None:
-        """How the run ended, when that was recorded."""
-        return next((r for r in reversed(self.records) if isinstance(r, EndRecord)), None)
-
-    @property
-    def has_observations(self) -> bool:
-        """Whether anything was recorded of what the calls did (a hand-written scenario has nothing)."""
-        return any(isinstance(r, ToolResultRecord) for r in self.records)
-
-    def placeholders(self) -> set[str]:
-        """The placeholders the transcript uses: ``base_url`` and ``secret:NAME``."""
-        found: set[str] = set()
-        for r in self.records:
-            if isinstance(r, AssistantRecord | ToolResultRecord):
-                found.update(m.group(1) for m in _PLACEHOLDER.finditer(r.model_dump_json()))
-        return found
-
-    def steps(self) -> Iterator[tuple[AssistantRecord, list[ToolResultRecord]]]:
-        """Each assistant message with the tool results recorded for it."""
-        current: AssistantRecord | None = None
-        results: list[ToolResultRecord] = []
-        for r in self.records:
-            if isinstance(r, AssistantRecord):
-                if current is not None:
-                    yield current, results
-                current, results = r, []
-            elif isinstance(r, ToolResultRecord) and current is not None:
-                results.append(r)
-        if current is not None:
-            yield current, results
-
-    def notes(self) -> dict[int, list[NoteRecord]]:
-        """What the loop told the model after each step (1-based): nudges and budget warnings."""
-        return self._after_steps(NoteRecord)
-
-    def expectations(self) -> dict[int, list[Expectation]]:
-        """The assertions recorded after each step (1-based; 0: before the first message)."""
-        return {k: [r.expectation for r in rs] for k, rs in self._after_steps(ExpectRecord).items()}
-
-    def _after_steps(self, kind: type[R]) -> dict[int, list[R]]:
-        """The records of ``kind`` by the step they follow (1-based; 0: before the first message)."""
-        out: dict[int, list[R]] = {}
-        step = 0
-        for r in self.records:
-            if isinstance(r, AssistantRecord):
-                step += 1
-            elif isinstance(r, kind):
-                out.setdefault(step, []).append(r)
-        return out
-
-    def screenshot(self, rec: ObservationRecord) -> Screenshot | None:
-        """The recorded screenshot; TranscriptError (one line, naming the file) when it cannot be read."""
-        if rec.screenshot is None or self.path is None:
-            return None
-        try:
-            data = (self.path.parent / rec.screenshot).read_bytes()
-        except OSError as e:
-            raise TranscriptError(self._missing_shot(rec.screenshot, e), path=str(self.path)) from e
-        fmt = Path(rec.screenshot).suffix.lstrip(".").lower()
-        w, h = rec.screenshot_size or (rec.viewport.width, rec.viewport.height)
-        return Screenshot(
-            data=data, format=fmt if fmt in ("webp", "png", "jpeg") else "png", width=w, height=h
-        )
-
-    def _missing_shot(self, name: str, e: OSError | None = None) -> str:
-        gone = e is None or isinstance(e, FileNotFoundError)
-        why = "is missing" if gone else f"cannot be read ({e.strerror if e is not None else ''})"
-        return (
-            f"{self.path}: the screenshot {name} {why}"
-            f" (a transcript's screenshots are kept in {Path(name).parent}/ beside it)"
-        )
-
-    def missing_screenshots(self) -> list[str]:
-        """The screenshots the records name that are not beside the transcript (as the records name them)."""
-        if self.path is None:
-            return []
-        names = [
-            r.observation.screenshot
-            for r in self.records
-            if isinstance(r, ToolResultRecord) and r.observation is not None and r.observation.screenshot
-        ]
-        return [n for n in names if not (self.path.parent / n).is_file()]
-
-    def mcp_result(self, rec: McpRecord) -> McpResult:
-        """The MCP server's answer a record holds (an image gone from beside the transcript is
-        described instead)."""
-        folder = self.path.parent if self.path is not None else Path()
-        return from_record(rec, lambda name: (folder / name).read_bytes())
-
-    def observation(self, rec: ObservationRecord) -> Observation:
-        return Observation(
-            url=rec.url,
-            title=rec.title,
-            console=tuple(rec.console),
-            screenshot=self.screenshot(rec),
-            viewport=rec.viewport,
-            mouse=rec.mouse,
-            notes=tuple(rec.notes),
-            target=rec.target,
-            snapshot=rec.snapshot,
-        )
+def _shots_in_use(path: Path, own: Path) -> Path:
+    """The screenshots folder a transcript being added to goes on with: its own name's, or, for a
+    file renamed without its folder, the folder its records name when that one is there (so that
+    the new screenshots' names do not take the old ones' place in the folder a reader looks in first)."""
+    if own.is_dir():
+        return own
+    named: list[str] = _SHOTS_NAMED.findall(path.read_text(encoding="utf-8", errors="replace"))
+    if named and (path.parent / named[-1]).is_dir():
+        return path.parent / named[-1]
+    return own
 
 
 def new_header(config: Config, templates: Mapping[str, str] | None = None, **fields: Any) -> Header:
     """The header of a new recording: the configuration it runs under, the hashes of the templates
     that rendered its prompts, and ``fields`` (title, description, tools, variant, ...)."""
     return Header(config=config.model_dump(mode="json"), templates=dict(templates or {}), **fields)
-
-
-def read_lines(path: str | Path, what: str = "transcript") -> list[str]:
-    """The lines of a UTF-8 text file; a file that cannot be read raises TranscriptError in one line.
-
-    Lines end at "\\n" only: ``str.splitlines()`` would also split at U+2028 or
-    U+0085 inside a JSON string.
-    """
-    p = Path(path)
-    try:
-        return p.read_text(encoding="utf-8").split("\n")
-    except FileNotFoundError as e:
-        raise TranscriptError(f"{p}: no such file", path=str(p)) from e
-    except IsADirectoryError as e:
-        raise TranscriptError(f"{p}: is a folder, not a {what} file", path=str(p)) from e
-    except PermissionError as e:
-        raise TranscriptError(f"{p}: permission denied", path=str(p)) from e
-    except OSError as e:
-        raise TranscriptError(f"{p}: cannot be read ({e.strerror or e})", path=str(p)) from e
-    except UnicodeDecodeError as e:
-        byte = e.object[e.start] if e.start < len(e.object) else 0
-        raise TranscriptError(
-            f"{p}: not UTF-8 text (byte 0x{byte:02x} at offset {e.start}): a {what} is JSON lines",
-            path=str(p),
-        ) from e
-
-
-_RECORD_MODELS: dict[str, type[_Record]] = {
-    "system": MessageRecord,
-    "user": MessageRecord,
-    "assistant": AssistantRecord,
-    "tool_result": ToolResultRecord,
-    "expect": ExpectRecord,
-    "note": NoteRecord,
-    "end": EndRecord,
-}
-
-
-def not_json(e: ValueError) -> str:
-    """What is wrong with a line that is not JSON, for a message that already names the line."""
-    if isinstance(e, json.JSONDecodeError):
-        return f"not JSON ({e.msg} at column {e.colno})"
-    return f"not JSON ({e})"
-
-
-def _record_kind(data: dict[str, Any]) -> str | None:
-    """The kind of record a JSON object is meant to be, from its role (or its fields when it has none)."""
-    role = data.get("role")
-    if role is None:  # the roles that have a default: a tool result has a call or a status
-        return "tool_result" if "call" in data or "status" in data else "assistant"
-    return role if isinstance(role, str) and role in _RECORD_MODELS else None
-
-
-def _validation_problem(e: ValidationError, kind: str) -> tuple[str, str | None]:
-    """One line for a record's first validation error, and the field it names."""
-    errors = e.errors()
-    if not errors:
-        return f"not a valid {kind}", None
-    first = errors[0]
-    field = ".".join(str(x) for x in first.get("loc", ())) or None
-    more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
-    kind_name = "the header" if kind == "header" else f"a {kind} record"
-    if first.get("type") == "extra_forbidden":
-        return f"unknown field {field!r} in {kind_name}{more}", field
-    if first.get("type") == "missing":
-        return f"{kind_name} lacks the field {field!r}{more}", field
-    where = f"field {field!r} of {kind_name}" if field else kind_name
-    return f"{where}: {first.get('msg', 'invalid')}{more}", field
-
-
-def load_transcript(path: str | Path) -> Transcript:
-    """Read a transcript.
-
-    Every problem raises :class:`~xmltools.errors.TranscriptError` (a
-    ConfigError) with one line naming the file, the line and the field: a
-    missing file, a folder, a file that is not UTF-8, a line that is not JSON,
-    an unknown role, an unknown or missing field.
-    """
-    p = Path(path)
-    lines = read_lines(p)
-    header: Header | None = None
-    records: list[Record] = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-
-        def problem(message: str, field: str | None = None, *, n: int = n) -> TranscriptError:
-            return TranscriptError(f"{p}:{n}: {message}", path=str(p), line=n, field=field)
-
-        try:
-            data = json.loads(line)
-        except ValueError as e:
-            raise problem(not_json(e)) from e
-        if not isinstance(data, dict):
-            raise problem(f"a record is a JSON object, not {type(data).__name__}")
-        if header is not None and "xmltools_transcript" in data:
-            raise problem(
-                "a second header: this file holds two runs (record with append=False, the default,"
-                " to start the file afresh)"
-            )
-        if header is None:
-            if "xmltools_transcript" not in data:
-                raise problem("the first line must be the header ({'xmltools_transcript': 1, ...})")
-            try:
-                header = Header.model_validate(data)
-            except ValidationError as e:
-                raise problem(*_validation_problem(e, "header")) from e
-            if header.xmltools_transcript != FORMAT_VERSION:
-                raise problem(f"format version {header.xmltools_transcript} is not supported")
-            continue
-        kind = _record_kind(data)
-        if kind is None:
-            raise problem(
-                f"unknown role {data.get('role')!r}: a record's role is system, user, assistant,"
-                " tool_result, expect, note or end",
-                "role",
-            )
-        try:
-            records.append(_RECORD_MODELS[kind].model_validate(data))  # type: ignore[arg-type]
-        except ValidationError as e:
-            raise problem(*_validation_problem(e, kind)) from e
-    if header is None:
-        raise TranscriptError(f"{p}: empty: a transcript starts with a header line", path=str(p))
-    return Transcript(p, header, records)
 
 
 def registry_for(transcript: Transcript) -> ToolRegistry:
@@ -413,7 +186,7 @@ class TranscriptWriter:
         if self.path.is_dir():
             raise UsageError(f"{self.path}: is a folder, not a transcript file")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.shots = self.path.parent / (self.path.stem + ".shots")
+        self.shots = self.path.parent / (self.path.stem + SHOTS_SUFFIX)
         named = fixed_values(secrets) if isinstance(secrets, Mapping) else {}
         plain = [] if isinstance(secrets, Mapping) else [s for s in secrets if s]
         check_secret_names(named)
@@ -447,8 +220,10 @@ class TranscriptWriter:
             config_kept = {k: v for k, v in header.config.items() if k not in MACHINE_SETTINGS}
             names = sorted({*(header.secrets or ()), *named})
             self._write(header.model_copy(update={"config": config_kept, "secrets": names}))
-        elif self.shots.exists():
-            self._n = len(list(self.shots.iterdir()))
+        else:
+            self.shots = _shots_in_use(self.path, self.shots)
+            if self.shots.exists():
+                self._n = len(list(self.shots.iterdir()))
 
     def __enter__(self) -> TranscriptWriter:
         return self
