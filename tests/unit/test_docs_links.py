@@ -90,4 +90,6 @@ def test_every_toml_block_parses_and_a_whole_experiment_loads(page: Path, tmp_pa
                 for item in data[section] if not included else ():
                     if isinstance(item.get(key), str):
                         (tmp_path / item[key]).mkdir(parents=True, exist_ok=True)  # the folders it names
+                        if key == "serve" and item.get("start"):  # and the page it starts at, in its site
+                            (tmp_path / item[key] / item["start"]).touch()
             load_experiment(path)

@@ -7,6 +7,7 @@
 - :mod:`.progress`: the model's checklist of its task (Cline's ``task_progress``);
 - :mod:`.comparison`: a screenshot comparison's masked regions and findings, as data;
 - :mod:`.secrets`: secret values, resolved and masked;
+- :mod:`.spelling`: the closest name to a mistyped one ("did you mean");
 - :mod:`.urlpolicy`: which addresses the browser may open;
 - :mod:`.schema`: JSON Schema helpers;
 - :mod:`.serve`: serving a folder on 127.0.0.1;

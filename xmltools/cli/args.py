@@ -69,7 +69,8 @@ _VERBOSE_HELP = "show the xmltools log on stderr: -v one line a turn, -vv each b
 
 
 def verbose_everywhere(ap: argparse.ArgumentParser) -> None:
-    """Let ``-v`` come after the subcommand too (``xmltools run -v ...``)."""
+    """Let ``-v`` come after the subcommand too (``xmltools run -v ...``), and after a subcommand's
+    own (``xmltools experiment run -v ...``)."""
     for action in ap._actions:
         if isinstance(action, argparse._SubParsersAction):
             for p in action.choices.values():
@@ -77,3 +78,4 @@ def verbose_everywhere(ap: argparse.ArgumentParser) -> None:
                     p.add_argument(
                         "-v", "--verbose", action="count", default=argparse.SUPPRESS, help=_VERBOSE_HELP
                     )
+                verbose_everywhere(p)

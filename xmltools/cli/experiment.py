@@ -3,8 +3,12 @@
 ``run FILE.toml`` runs the matrix (see :mod:`xmltools.lab`) into ``--out``,
 printing a line per trial and the matrix at the end; ``show DB`` prints the
 matrix of a results database again, or its trials as ``--csv`` or ``--json``.
-Without ``run`` or ``show``, the flags describe one task: ``--variants``,
-``--task``, ``--model``, ``--base-url``, ``--check KIND=VALUE`` and the rest.
+Without a file (``experiment run`` or bare ``experiment``), the flags describe
+one task: ``--task``, ``--model``, ``--base-url``, ``--check KIND=VALUE``, and
+``--variants`` (the bundled prompts unless given).  Either way the whole
+experiment is checked before any model is asked: every mistake of the file or
+the flags is said at once, a line each, and a key the environment lacks stops
+the run (a dry run only warns of it).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import csv
 import io
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,39 +27,46 @@ from . import interrupt
 from .options import api_key_env_option, provider_option
 
 if TYPE_CHECKING:
-    from ..lab.plan import Experiment
+    from ..lab.plan import CheckSpec, Experiment
+    from ..lab.problems import Problem
+    from ..lab.variants import Variant
     from .options import Subparsers
 
 __all__ = ["add_parser", "cmd_experiment"]
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
-    from ..lab.matrix import format_matrix
-    from ..lab.store import Store, as_records
-
     if args.what == "show":
-        if not args.file or not Path(args.file).is_file():
-            raise UsageError(f"{args.file or 'experiment show'}: give the results database (results.sqlite)")
-        rows = Store(args.file).trials()
-        if args.json or args.csv:
-            records = as_records(rows)
-            if args.json:
-                print(json.dumps(records, indent=2))
-            else:
-                buf = io.StringIO()
-                if records:
-                    w = csv.DictWriter(buf, fieldnames=list(records[0]))
-                    w.writeheader()
-                    w.writerows(records)
-                sys.stdout.write(buf.getvalue())
-            return EXIT_OK
-        print(format_matrix(rows))
-        return EXIT_OK
-    exp = _experiment(args)
+        return _show(args)
+    exp, flags = _experiment(args)
+    _check_environment(exp, flags, warn_only=args.dry_run)
     if args.dry_run:
         print(dry_run(exp))
         return EXIT_OK
     return _run(exp, args)
+
+
+def _show(args: argparse.Namespace) -> int:
+    """``experiment show DB``: the matrix again, or the trials as JSON (checks as a list) or CSV."""
+    from ..lab.matrix import format_matrix
+    from ..lab.store import Store, as_records
+
+    if not args.file or not Path(args.file).is_file():
+        raise UsageError(f"{args.file or 'experiment show'}: give the results database (results.sqlite)")
+    rows = Store(args.file).trials()
+    if args.json:
+        print(json.dumps(as_records(rows), indent=2))
+    elif args.csv:
+        records = as_records(rows, flat=True)
+        buf = io.StringIO()
+        if records:
+            w = csv.DictWriter(buf, fieldnames=list(records[0]))
+            w.writeheader()
+            w.writerows(records)
+        sys.stdout.write(buf.getvalue())
+    else:
+        print(format_matrix(rows))
+    return EXIT_OK
 
 
 def dry_run(exp: Experiment) -> str:
@@ -69,7 +81,7 @@ def dry_run(exp: Experiment) -> str:
              f" {len(exp.tasks)} tasks × {exp.trials}; at most {exp.limits.turns} turns a trial"]  # fmt: skip
     prompt_tokens: dict[str, int] = {}
     for v in exp.variants:
-        variant = Variant(v.name, v.templates, dict(v.config))
+        variant = Variant.of(v.name, v.templates, dict(v.config))
         cfg = variant.make_config()
         system = variant.system_prompt(loop_registry(cfg, COMPLETION_TOOL))
         prompt_tokens[v.name] = estimate_tokens(system)
@@ -89,44 +101,65 @@ def dry_run(exp: Experiment) -> str:
     return "\n".join(lines)
 
 
-def _experiment(args: argparse.Namespace) -> Experiment:
-    from ..lab.plan import CheckSpec, Experiment, Limits, ModelSpec, TaskSpec, VariantSpec, load_experiment
-    from ..lab.variants import Variant
+# the shorthand's flags, and each model field they give
+SHORTHAND = ("task", "model", "base_url", "api_key_env", "check")
+FLAG_OF_FIELD = {"key_env": "--api-key-env", "base_url": "--base-url"}
 
-    if args.what == "run":
-        if not args.file:
-            raise UsageError("experiment run needs the experiment file: xmltools experiment run FILE.toml")
-        exp = load_experiment(args.file)
-        changes: dict[str, object] = {}
-        if args.trials is not None:
-            changes["trials"] = args.trials
-        limits = {}
-        if args.max_turns is not None:
-            limits["turns"] = args.max_turns
-        if args.max_cost is not None:
-            limits["cost"] = args.max_cost
-        if limits:
-            changes["limits"] = exp.limits.model_copy(update=limits)
-        return exp.model_copy(update=changes)
-    missing = [f for f in ("variants", "task", "model") if not getattr(args, f)]
+
+def _experiment(args: argparse.Namespace) -> tuple[Experiment, bool]:
+    """The experiment to run, checked whole, and whether it came from the flags (not a file)."""
+    if args.file:
+        given = [f"--{f.replace('_', '-')}" for f in (*SHORTHAND, "variants") if getattr(args, f)]
+        if given:
+            raise UsageError(f"{', '.join(given)}: the flags of one task; not with a file ({args.file})")
+        return _from_file(args), False
+    return _from_flags(args), True
+
+
+def _from_file(args: argparse.Namespace) -> Experiment:
+    from ..lab.plan import load_experiment
+
+    exp = load_experiment(args.file)
+    changes: dict[str, object] = {}
+    if args.trials is not None:
+        changes["trials"] = args.trials
+    limits = {}
+    if args.max_turns is not None:
+        limits["turns"] = args.max_turns
+    if args.max_cost is not None:
+        limits["cost"] = args.max_cost
+    if limits:
+        changes["limits"] = exp.limits.model_copy(update=limits)
+    return exp.model_copy(update=changes)
+
+
+def _from_flags(args: argparse.Namespace) -> Experiment:
+    """One task from the flags: every mistake in them said at once, each naming its flag."""
+    from ..lab.plan import Experiment, Limits, ModelSpec, TaskSpec, VariantSpec, model_problems
+    from ..lab.problems import Problem, raise_problems
+
+    missing = [f"--{f}" for f in ("task", "model") if not getattr(args, f)]
     if missing:
         raise UsageError(
-            "experiment: give an experiment file (experiment run FILE.toml) or the shorthand flags;"
-            f" missing {', '.join('--' + m for m in missing)}"
+            "experiment: give an experiment file (experiment run FILE.toml) or one task's flags;"
+            f" missing {', '.join(missing)}"
         )
-    checks = []
-    for c in args.check:
-        kind, sep, value = c.partition("=")
-        if not sep or not kind.strip():
-            raise UsageError(f"--check {c!r}: write KIND=VALUE, such as url=/done.html or text=Saved")
-        checks.append(CheckSpec(kind=kind.strip(), value=value))
+    checks, problems = _checks(args.check)
     variants = []
-    for v in args.variants:
-        loaded = Variant.load(v) if v != "default" else Variant.default()
-        variants.append(VariantSpec(name=loaded.name, templates=loaded.templates, config=loaded.config))
+    for name in args.variants or ["default"]:
+        variant, found = _variant(name)
+        problems += found
+        if variant is not None:
+            variants.append(
+                VariantSpec(name=variant.name, templates=variant.templates, config=variant.config)
+            )
     model = ModelSpec(
         name=args.model, provider=args.provider, base_url=args.base_url, key_env=args.api_key_env
     )
+    problems += [Problem(FLAG_OF_FIELD.get(p.where, p.where), p.what) for p in model_problems(model)]
+    twice = sorted({v.name for v in variants if [w.name for w in variants].count(v.name) > 1})
+    problems += [Problem("--variants", f"two variants are named {n!r}") for n in twice]
+    raise_problems("", problems)
     return Experiment(
         variants=tuple(variants),
         models=(model,),
@@ -134,6 +167,57 @@ def _experiment(args: argparse.Namespace) -> Experiment:
         trials=args.trials or 3,
         limits=Limits(turns=args.max_turns or 20, cost=args.max_cost),
     )
+
+
+def _checks(given: Sequence[str]) -> tuple[list[CheckSpec], list[Problem]]:
+    """Each ``--check KIND=VALUE``, and what is wrong with it (``--check ulr=/done.html: ...``)."""
+    from ..lab.plan import CheckSpec, check_problems
+    from ..lab.problems import Problem
+
+    checks, problems = [], []
+    for c in given:
+        kind, sep, value = c.partition("=")
+        if not sep or not kind.strip():
+            problems.append(Problem(f"--check {c}", "write KIND=VALUE, such as url=/done.html or text=Saved"))
+            continue
+        spec = CheckSpec(kind=kind.strip(), value=value)
+        found = check_problems(spec, judged=False)
+        problems += [
+            Problem(f"--check {c}", p.what if p.where in ("", "kind", "value") else p.line("")) for p in found
+        ]
+        checks.append(spec)
+    return checks, problems
+
+
+def _variant(name: str) -> tuple[Variant | None, list[Problem]]:
+    """A ``--variants`` entry, and what keeps it from being used (``--variants NAME: ...``)."""
+    from ..errors import ConfigError
+    from ..lab.problems import Problem
+    from ..lab.variants import Variant, variant_problems
+
+    try:
+        variant = Variant.named(name)
+    except ConfigError as e:
+        return None, [Problem(f"--variants {name}", str(e))]
+    return variant, [Problem(f"--variants {name}", p.line("")) for p in variant_problems(variant)]
+
+
+def _check_environment(exp: Experiment, flags: bool, *, warn_only: bool) -> None:
+    """The keys and addresses the environment lacks, named by the file's field or the flag: an error
+    before any model is asked; with ``warn_only`` (a dry run, which asks none) a warning."""
+    from ..lab.plan import environment_problems
+    from ..lab.problems import Problem, problems_error
+
+    problems = environment_problems(exp)
+    if flags:
+        problems = [Problem(FLAG_OF_FIELD[p.where.rpartition(".")[2]], p.what) for p in problems]
+    label = "" if flags else str(exp.path)
+    if not problems:
+        return
+    if not warn_only:
+        raise problems_error(label, problems)
+    for p in problems:
+        print(f"xmltools: warning: {p.line(label)} (a run needs it)", file=sys.stderr)
 
 
 def _run(exp: Experiment, args: argparse.Namespace) -> int:
@@ -195,8 +279,7 @@ def _run(exp: Experiment, args: argparse.Namespace) -> int:
     bar.close()
     print()
     print(format_matrix(summary.rows))
-    title = f"Experiment {Path(args.file).stem}" if args.file else "Prompt experiment"
-    print(f"report: {write_experiment_report(args.out, summary.rows, title=title)}")
+    print(f"report: {write_experiment_report(args.out, summary.rows, title=exp.report_title())}")
     if summary.resumed:
         print(f"resumed: {summary.resumed} trials were already in {summary.store.path}")
     if summary.skipped:
@@ -206,51 +289,118 @@ def _run(exp: Experiment, args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Subparsers) -> None:
-    """``xmltools experiment [run FILE.toml | show DB]``, or one task's shorthand flags."""
+    """``xmltools experiment [run [FILE.toml] | show DB]``; without a file, one task's flags."""
     p = sub.add_parser(
         "experiment",
         help="prompt experiments: a matrix of variants, models and tasks, each trial checked on its page",
         description="xmltools experiment run FILE.toml runs an experiment file; xmltools experiment show"
-        " DB prints its matrix again. The flags below run one task as a shorthand. Exit codes: 0 the run"
-        " ended; 2 a usage error (a bad file or flag); 3 the environment (no browser, a model that"
-        " cannot be reached: what was done is kept, and a rerun resumes).",
+        " DB prints its matrix again. Without a file, the flags below run one task (as experiment run"
+        " does). The file or the flags are checked whole before any model is asked: each mistake is a"
+        " line naming its field or flag. Exit codes: 0 the run ended; 2 a usage error (a bad file or"
+        " flag, a key variable that is not set); 3 the environment (no browser, a model that cannot be"
+        " reached: what was done is kept, and a rerun resumes).",
     )
-    p.add_argument("what", nargs="?", choices=["run", "show"], help="run an experiment file, or show a run")
-    p.add_argument("file", nargs="?", help="the experiment file (run), or the results database (show)")
+    _add_run_arguments(p)
+    p.set_defaults(func=cmd_experiment, what=None, file=None, csv=False, json=False)
+    inner = p.add_subparsers(dest="what", metavar="{run,show}", title="commands")
+    run = inner.add_parser(
+        "run",
+        help="run an experiment file, or one task given by flags",
+        description="Run every trial of an experiment file (or of one task given by the flags) into"
+        " --out; a rerun resumes. The file or the flags are checked whole first, and a key variable"
+        " that is not set stops the run before any model is asked (--dry-run only warns).",
+    )
+    run.add_argument(
+        "file", nargs="?", metavar="FILE.toml", help="the experiment file (none: the flags' one task)"
+    )
+    _add_run_arguments(run)
+    for action in run._actions:  # given after 'run' they count; else what was given before it stands
+        if action.option_strings and action.default is not argparse.SUPPRESS:
+            action.default = argparse.SUPPRESS
+    show = inner.add_parser(
+        "show",
+        help="print a run's matrix again, or export its trials",
+        description="Print the matrix of"
+        " a results database again, or its trials as CSV or JSON (checks as a list of objects).",
+    )
+    show.add_argument("file", metavar="DB", help="the results database (results.sqlite in a run's --out)")
+    show.add_argument("--csv", action="store_true", help="the trials as CSV, one row each")
+    show.add_argument("--json", action="store_true", help="the trials as a JSON list")
+
+
+def _add_run_arguments(p: argparse.ArgumentParser) -> None:
+    """What a run takes: one task's flags (without a file), the counts and limits, where it runs."""
     _add_task_arguments(p)
-    p.add_argument("--trials", type=int, default=None)
-    p.add_argument("--max-turns", type=int, default=None)
-    p.add_argument("--max-cost", type=float, default=None, help="start no trial once the run cost this much")
-    p.add_argument("--concurrency", type=int, default=None, help="trials at once (default: the pool's)")
+    p.add_argument(
+        "--trials",
+        type=int,
+        default=None,
+        metavar="N",
+        help="trials per cell (default: the file's trials, else 8; with the flags, 3)",
+    )
+    p.add_argument(
+        "--max-turns",
+        type=int,
+        default=None,
+        metavar="N",
+        help="turns a trial may take (default: the file's [limits] turns, else 20)",
+    )
+    p.add_argument(
+        "--max-cost",
+        type=float,
+        default=None,
+        metavar="DOLLARS",
+        help="start no trial once the run has cost this much (default: the file's, else none)",
+    )
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        metavar="N",
+        help="trials at once (default: the file's, else what the browser pool allows)",
+    )
     p.add_argument(
         "--remote",
         default=None,
         metavar="URL[,URL...]",
         help="run the browsers at these endpoints (Playwright servers ws://HOST:PORT/, or DevTools)",
     )
-    p.add_argument("--no-cache", action="store_true", help="ask the model every time")
+    p.add_argument(
+        "--no-cache", action="store_true", help="ask the model every time (default: reuse its replies)"
+    )
     p.add_argument("--fresh", action="store_true", help="start over: forget the earlier results in --out")
     p.add_argument(
         "--dry-run",
         action="store_true",
-        help="render the prompts, count the trials, estimate the cost; call no model",
+        help="check the file, render the prompts, count the trials, estimate the cost; call no model"
+        " (a key that is not set is a warning)",
     )
-    p.add_argument("--csv", action="store_true", help="show: the trials as CSV")
-    p.add_argument("--json", action="store_true", help="show: the trials as JSON")
     p.add_argument(
-        "--out", default="out/experiment", help="where results.sqlite, transcripts and the cache go"
+        "--out",
+        default="out/experiment",
+        metavar="DIR",
+        help="where results.sqlite, the transcripts, the cache and report.html go (default: out/experiment)",
     )
-    p.set_defaults(func=cmd_experiment)
 
 
 def _add_task_arguments(p: argparse.ArgumentParser) -> None:
-    """The shorthand for one task: the variants, the task, the model and the checks of the page."""
-    p.add_argument("--variants", nargs="+", metavar="DIR", help="variant folders ('default' for none)")
-    p.add_argument("--task", help="the instruction (shorthand for one task)")
-    p.add_argument("--model", help="the model's name")
-    p.add_argument("--base-url", default=None)
-    provider_option(p)
-    api_key_env_option(p)
+    """The flags for one task without a file: the variants, the task, the model and the checks."""
+    p.add_argument(
+        "--variants",
+        nargs="+",
+        metavar="DIR",
+        help="variant folders (template overrides and variant.toml), or 'default' for the bundled"
+        " prompts (default: default)",
+    )
+    p.add_argument("--task", metavar="INSTRUCTION", help="what the model is asked to do (one task, no file)")
+    p.add_argument("--model", metavar="NAME", help="the model's name at its server")
+    p.add_argument(
+        "--base-url", default=None, metavar="URL", help="the model's server (default: OPENAI_BASE_URL)"
+    )
+    provider_option(p, help="the model's API: openai (any compatible server) or anthropic (default: openai)")
+    api_key_env_option(
+        p, help="the variable holding the model's key (default: OPENAI_API_KEY, or ANTHROPIC_API_KEY)"
+    )
     p.add_argument(
         "--check",
         action="append",

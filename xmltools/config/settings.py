@@ -14,7 +14,6 @@ browser's view (:meth:`Config.browser_settings`) is plain data from ``browser/se
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import tomllib
@@ -38,6 +37,7 @@ from pydantic_settings import (
 
 from ..base.results import Viewport
 from ..base.secrets import ENV_PREFIX as SECRET_PREFIX  # XMLTOOLS_SECRET_<NAME>: read by a replay
+from ..base.spelling import closest
 from ..base.urlpolicy import UrlPolicy
 from ..errors import ConfigError
 from ..mcp.settings import ServerSettings, read_servers
@@ -411,8 +411,7 @@ _PLAN: ContextVar[_Plan | None] = ContextVar("xmltools_config_plan", default=Non
 
 def _closest(name: str, choices: Iterable[str]) -> str:
     options = list(choices)
-    found = difflib.get_close_matches(name, options, n=1, cutoff=0.0)
-    return found[0] if found else options[0]
+    return closest(name, options, cutoff=0.0) or options[0]  # a setting's name is always offered
 
 
 def _unknown(name: str, choices: Iterable[str], where: str = "") -> str:

@@ -1,8 +1,10 @@
 """Prompt experiments that give numbers to trust: a matrix of variants × models × tasks × trials,
 each trial verified by checks on its last page, run in parallel, cached, resumable, kept in SQLite.
 
-- :mod:`.plan`: the experiment file (TOML);
-- :mod:`.checks`: the checks, registered by kind (url, text, element, aria, js, answer);
+- :mod:`.plan`: the experiment file (TOML), read and checked whole before anything runs;
+- :mod:`.problems`: the mistakes found in it, a line each naming the field;
+- :mod:`.kinds`: the fields each kind of check reads;
+- :mod:`.checks`: the checks, registered by kind (url, text, element, aria, js, answer, mcp, judge);
 - :mod:`.cache`: model replies kept on disk;
 - :mod:`.store`: the results database;
 - :mod:`.runner`: running the matrix;

@@ -1,7 +1,9 @@
 """Checks that verify a trial instead of trusting the model: they run on its last page and its answer.
 
 Each check kind is a coroutine registered under its name, as a tool is:
-``@register_check("title")`` adds one.  A check answers None when it holds,
+``@register_check("title", fields=["value"], needs=["value"])`` adds one, with
+the fields of its entry it reads (:mod:`.kinds`: a file giving another, or
+lacking a needed one, is refused when it is read).  A check answers None when it holds,
 or one line saying what was found instead.  The page kinds (``url``,
 ``text``, ``element``, ``aria``, ``js``) run on the page the trial ended on,
 kept open for them even when the model closed the browser (see
@@ -20,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,12 +30,14 @@ from ..actions import facts_of
 from ..base.expectations import Expectation
 from ..base.results import Failure, Observation
 from ..base.schema import schema_problem
+from ..base.spelling import did_you_mean
 from ..browser.session import BrowserSession
 from ..browser.verify import verify
 from ..errors import ConfigError
 from ..mcp.hub import McpHub
 from ..mcp.server import ServerLost
 from ..render.prompts import Renderer
+from .kinds import KINDS, declare_kind
 from .plan import CheckSpec
 
 __all__ = ["CHECKS", "CheckContext", "KeptSession", "judge_verdict", "register_check", "run_checks"]
@@ -91,10 +95,16 @@ Check = Callable[[CheckSpec, CheckContext], Awaitable[str | None]]
 CHECKS: dict[str, Check] = {}
 
 
-def register_check(kind: str) -> Callable[[Check], Check]:
-    """Register a check kind (it may replace a built-in one)."""
+def register_check(
+    kind: str, *, fields: Iterable[str] | None = None, needs: Iterable[str] = ()
+) -> Callable[[Check], Check]:
+    """Register a check kind (it may replace a built-in one).  ``fields`` are the fields of its entry it
+    reads besides ``kind`` (a file that gives another is refused when it is read), and ``needs`` those
+    of which it needs one; without ``fields`` it takes any, or, replacing a built-in, the built-in's."""
 
     def deco(fn: Check) -> Check:
+        if fields is not None or kind not in KINDS:
+            declare_kind(kind, fields, needs)
         CHECKS[kind] = fn
         return fn
 
@@ -276,7 +286,8 @@ async def run_checks(checks: tuple[CheckSpec, ...], ctx: CheckContext) -> list[t
     out = []
     for spec in checks:
         fn = CHECKS.get(spec.kind)
-        if fn is None:
-            raise ConfigError(f"no check named {spec.kind!r}; the checks are: {', '.join(sorted(CHECKS))}")
+        if fn is None:  # a file is checked when read; an Experiment made in code may still name one
+            hint = did_you_mean(spec.kind, CHECKS) or f"; the checks are: {', '.join(sorted(CHECKS))}"
+            raise ConfigError(f"no check named {spec.kind!r}{hint}")
         out.append((spec, await fn(spec, ctx)))
     return out

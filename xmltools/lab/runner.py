@@ -50,7 +50,16 @@ from ..record.turn import Turn
 from ..tools import COMPLETION_TOOL
 from .cache import CachedModel
 from .checks import CheckContext, KeptSession, run_checks
-from .plan import CheckSpec, Experiment, ModelSpec, TaskSpec, VariantSpec
+from .plan import (
+    CheckSpec,
+    Experiment,
+    ModelSpec,
+    TaskSpec,
+    VariantSpec,
+    environment_problems,
+    experiment_problems,
+)
+from .problems import raise_problems
 from .store import Store, TrialRow, TurnRow
 from .variants import Variant
 
@@ -93,6 +102,8 @@ def default_model(spec: ModelSpec, cell: Cell) -> Any:
         base_url=spec.base_url,
         api_key_env=spec.key_env,
         options=spec.options,
+        flag=f"model {spec.name!r}: base_url",
+        key_flag=f"model {spec.name!r}: key_env",
         client=clients.get(key) if clients is not None else None,
     )
     if clients is not None:
@@ -130,6 +141,7 @@ async def run_experiment(
     comma-separated, that trials spread over, least loaded first; a variant
     that sets ``remote`` itself keeps its own.
     """
+    _refuse_mistakes(exp, make_model)
     out = Path(out)
     if remote is not None:
         exp = exp.model_copy(update={"remote": remote})
@@ -183,6 +195,15 @@ async def run_experiment(
     summary.rows = store.trials()
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def _refuse_mistakes(exp: Experiment, make_model: ModelMaker) -> None:
+    """Before any trial: the experiment's mistakes (a file's were found when it was read; one made in
+    code is checked here), and, for the command line's models, a key or address the environment lacks."""
+    problems = experiment_problems(exp)
+    if make_model is default_model:
+        problems += environment_problems(exp)
+    raise_problems(str(exp.path) if exp.path is not None else "experiment", problems)
 
 
 @dataclass(frozen=True)
@@ -322,7 +343,7 @@ def _trial_config(exp: Experiment, vspec: VariantSpec, mspec: ModelSpec) -> Conf
     overrides = dict(vspec.config)
     if exp.remote and "remote" not in overrides:
         overrides["remote"] = exp.remote
-    cfg = Variant(vspec.name, vspec.templates, overrides).make_config()
+    cfg = Variant.of(vspec.name, vspec.templates, overrides).make_config()
     if mspec.provider == "anthropic":  # results in the Messages API's own shape, as xmltools run sends them
         cfg = cfg.model_copy(update={"shape": "anthropic"})
     return cfg

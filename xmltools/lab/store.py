@@ -154,13 +154,15 @@ class Store:
             return int(db.execute("SELECT COUNT(*) FROM turns").fetchone()[0])
 
 
-def as_records(rows: Sequence[TrialRow]) -> list[dict[str, Any]]:
-    """The trials as plain records (for JSON and CSV), without their turns."""
+def as_records(rows: Sequence[TrialRow], *, flat: bool = False) -> list[dict[str, Any]]:
+    """The trials as plain records, without their turns: ``checks`` a list of ``{"check", "problem"}``
+    (for JSON), or, ``flat``, that list as one JSON string (for CSV, whose cells are text)."""
     out = []
     for r in rows:
         d = asdict(r)
         d.pop("turn_rows")
         d["false_claim"] = r.false_claim
-        d["checks"] = json.dumps(d["checks"])
+        if flat:
+            d["checks"] = json.dumps(d["checks"])
         out.append(d)
     return out

@@ -24,11 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..base.results import Viewport
+from ..base.spelling import did_you_mean
 from ..browser.base import StubBrowser
 from ..config.settings import Config
 from ..errors import ConfigError
 from ..interpreter import AsyncInterpreter
+from ..loop import loop_registry
 from ..parser import TextBlock, ToolUse, parse
 from ..record.transcript import (
     OFFLINE_BASE_URL,
@@ -40,9 +44,11 @@ from ..record.transcript import (
 from ..record.turn import Turn
 from ..render.prompts import Renderer
 from ..replaying.run import replay
-from ..tools import STANDARD_TOOLS, ToolRegistry
+from ..tools import COMPLETION_TOOL, STANDARD_TOOLS, ToolRegistry
+from .problems import Problem, from_pydantic
 
 __all__ = [
+    "DEFAULT_VARIANT",
     "Run",
     "Scores",
     "TurnDiff",
@@ -52,6 +58,9 @@ __all__ = [
     "rerender",
     "score_corpus",
 ]
+
+
+DEFAULT_VARIANT = "default"  # the name every command takes for the bundled prompts
 
 
 def estimate_tokens(text: str) -> int:
@@ -69,16 +78,22 @@ class Variant:
 
     @classmethod
     def load(cls, folder: str | Path) -> Variant:
+        """The variant of a folder: its templates, and its ``variant.toml``'s name and ``[config]``."""
         d = Path(folder)
         if not d.is_dir():
-            raise ConfigError(f"variant folder {str(d)!r} does not exist")
+            raise ConfigError(
+                f"variant {str(d)!r}: no such folder (a variant is a folder of template overrides and"
+                f" variant.toml; {DEFAULT_VARIANT!r} is the bundled prompts)"
+            )
         meta: dict[str, Any] = {}
         toml = d / "variant.toml"
         if toml.exists():
             try:
-                meta = tomllib.loads(toml.read_text())
+                meta = tomllib.loads(toml.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError) as e:
+                raise ConfigError(f"{toml}: cannot be read ({e})") from e
             except tomllib.TOMLDecodeError as e:
-                raise ConfigError(f"{toml}: {e}") from e
+                raise ConfigError(f"{toml}: not valid TOML ({e})") from e
         config = meta.get("config", {})
         if not isinstance(config, dict):
             raise ConfigError(f"{toml}: [config] must be a table")
@@ -86,14 +101,35 @@ class Variant:
 
     @classmethod
     def default(cls) -> Variant:
-        return cls("default")
+        """The bundled prompts and the default settings."""
+        return cls(DEFAULT_VARIANT)
 
-    def make_config(self, base: Config | None = None) -> Config:
+    @classmethod
+    def named(cls, name_or_folder: str | Path) -> Variant:
+        """What every command means by a variant: ``default`` (the bundled prompts), else a folder
+        (write ``./default`` for a folder of that name)."""
+        if isinstance(name_or_folder, str) and name_or_folder == DEFAULT_VARIANT:
+            return cls.default()
+        return cls.load(name_or_folder)
+
+    @classmethod
+    def of(cls, name: str, templates: Path | None, config: dict[str, Any]) -> Variant:
+        """A variant as an experiment file gives it: its ``templates`` folder's ``variant.toml``
+        settings (when it has one), with the file's ``config`` over them."""
+        if templates is None or not (templates / "variant.toml").is_file():
+            return cls(name, templates, dict(config))
+        return cls(name, templates, {**cls.load(templates).config, **config})
+
+    def config_values(self, base: Config | None = None) -> dict[str, Any]:
+        """The settings of ``base`` (else the defaults) with the variant's over them."""
         values = (base or Config()).model_dump()
         values.update(self.config)
         if self.templates is not None:
             values["templates"] = self.templates
-        return Config.build(**values)
+        return values
+
+    def make_config(self, base: Config | None = None) -> Config:
+        return Config.build(**self.config_values(base))
 
     def renderer(self, config: Config | None = None) -> Renderer:
         cfg = config or self.make_config()
@@ -108,6 +144,35 @@ class Variant:
             observe=cfg.observe,
             upload_folders=cfg.action_context().upload_roots,
         )
+
+
+def variant_problems(variant: Variant) -> list[Problem]:
+    """What keeps ``variant`` from being used, found before any trial: a templates folder that is
+    not there or whose ``variant.toml`` cannot be read, a setting that is not one or has a bad value,
+    a template that matches no bundled one or does not render.  Each names its field (``templates``,
+    ``config.observe``)."""
+    d = variant.templates
+    if d is not None and not d.is_dir():
+        return [Problem("templates", f"{d} is not a folder")]
+    if d is not None and (d / "variant.toml").is_file():
+        try:
+            Variant.load(d)
+        except ConfigError as e:
+            return [Problem("templates", str(e))]
+    fields = Config.model_fields
+    unknown = [Problem(f"config.{k}", "not a setting" + did_you_mean(k, fields)) for k in variant.config]
+    unknown = [p for p in unknown if p.where.removeprefix("config.") not in fields]
+    if unknown:
+        return unknown
+    try:
+        cfg = Config(**variant.config_values())
+    except ValidationError as e:
+        return from_pydantic(e, {(): Config}, "config")
+    try:
+        variant.system_prompt(loop_registry(cfg, COMPLETION_TOOL))
+    except ConfigError as e:
+        return [Problem("templates" if d is not None else "config", str(e))]
+    return []
 
 
 # -- re-rendering ---------------------------------------------------------------------------

@@ -91,6 +91,7 @@ def build_model(
     stream: bool = True,
     options: dict[str, Any] | None = None,
     flag: str = "--base-url",
+    key_flag: str | None = None,
     client: Any = None,
 ) -> OpenAIModel | AnthropicModel:
     """The model to talk to: ``provider`` openai (any compatible server, the ``openai`` SDK) or
@@ -98,17 +99,17 @@ def build_model(
     the trials of an experiment wait on the model together.  Use it from one event loop: an async
     client's connections belong to the loop they were opened on (:func:`aclose_client` closes them).
     ``client`` is one this function made before, to share (its address, key and retries are kept).
-    A missing key variable or address is a UsageError of one line, naming ``flag`` (the option that
-    gives the address)."""
+    A missing key variable or address is a UsageError of one line naming where it was expected:
+    ``flag``, the option (or the file's field) that gives the address, and ``key_flag``, the one that
+    names the key's variable (by default ``flag``'s ``--api-key-env`` twin)."""
     import os
 
     options = dict(options or {})
     key: str | None = None
     if api_key_env:
         if api_key_env not in os.environ:
-            raise UsageError(
-                f"{flag.replace('base-url', 'api-key-env')} {api_key_env}: that variable is not set"
-            )
+            where = key_flag or flag.replace("base-url", "api-key-env")
+            raise UsageError(f"{where}: {api_key_env} is not set")
         key = os.environ[api_key_env]
     if provider == "anthropic":
         try:
