@@ -160,7 +160,7 @@ def cmd_prompt(args: argparse.Namespace) -> int:
         return 0
     from ..config.settings import Config
 
-    variant = Variant.load(args.variant) if args.variant else Variant.default()
+    variant = Variant.named(args.variant) if args.variant else Variant.default()
     config = variant.make_config(Config.load())  # the settings every command reads, then the variant's
     try:
         viewport = parse_size(args.viewport) if args.viewport else config.viewport
@@ -190,8 +190,8 @@ def cmd_rerender(args: argparse.Namespace) -> int:
 
     from ..lab.variants import Variant, format_rerender, rerender
 
-    variant = Variant.load(args.variant)
-    before = Variant.load(args.before) if args.before else None
+    variant = Variant.named(args.variant)
+    before = Variant.named(args.before) if args.before else None
     diffs = asyncio.run(rerender(args.file, variant, before=before))
     print(f"{args.file}: {'recorded' if before is None else before.name} -> {variant.name}")
     print(format_rerender(diffs, show_diff=not args.no_diff))
@@ -225,9 +225,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     from ..lab.variants import Variant, format_scores, scores_for
 
-    variants = [Variant.default() if v == "default" else Variant.load(v) for v in args.variant] or [
-        Variant.default()
-    ]
+    variants = [Variant.named(v) for v in args.variant] or [Variant.default()]
     _check_corpus(args.corpus)
     scores = scores_for(args.corpus, variants)
     if args.json:
@@ -378,9 +376,19 @@ def add_prompt_parser(sub: Subparsers) -> None:
     p.add_argument("--actions", default="", help="comma-separated actions to offer (default: all)")
     p.add_argument("--templates", default=None, metavar="DIR", help="a folder of template overrides")
     p.add_argument(
-        "--variant", default=None, metavar="DIR", help="a variant: template overrides and variant.toml"
+        "--variant",
+        default=None,
+        metavar="DIR",
+        help="a variant: a folder of template overrides and variant.toml, or 'default' for the bundled"
+        " prompts (the default)",
     )
-    p.add_argument("--policy", choices=["reject", "auto_close", "allow"], default=None)
+    p.add_argument(
+        "--policy",
+        choices=["reject", "auto_close", "allow"],
+        default=None,
+        help="what the prompt says of other tools while the browser is open: refused (reject, the"
+        " default), the browser closed first (auto_close), or allowed (allow)",
+    )
     profile_option(
         p,
         default=None,
@@ -413,10 +421,19 @@ def add_rerender_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "rerender", help="re-render a recorded transcript under a variant and diff it, offline"
     )
-    p.add_argument("file")
-    p.add_argument("--variant", required=True, metavar="DIR")
+    p.add_argument("file", metavar="FILE.jsonl", help="the recorded transcript")
     p.add_argument(
-        "--before", default=None, metavar="DIR", help="compare with this variant, not the recording"
+        "--variant",
+        required=True,
+        metavar="DIR",
+        help="the variant to re-render under: a folder of template overrides and variant.toml, or"
+        " 'default' for the bundled prompts",
+    )
+    p.add_argument(
+        "--before",
+        default=None,
+        metavar="DIR",
+        help="compare with this variant (a folder, or 'default'), not with the recording",
     )
     p.add_argument("--no-diff", action="store_true", help="only the table")
     p.set_defaults(func=cmd_rerender)
@@ -425,11 +442,21 @@ def add_rerender_parser(sub: Subparsers) -> None:
 def add_score_parser(sub: Subparsers) -> None:
     """``xmltools score CORPUS... [--variant DIR]...``."""
     p = sub.add_parser("score", help="score a corpus of model outputs (transcripts or JSONL of raw outputs)")
-    p.add_argument("corpus", nargs="+")
     p.add_argument(
-        "--variant", action="append", default=[], metavar="DIR", help="score under this variant (repeatable)"
+        "corpus",
+        nargs="+",
+        metavar="FILE",
+        help='transcripts, or JSONL files of raw outputs ({"content": ...} a line)',
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="score under this variant: a folder, or 'default' for the bundled prompts (repeatable;"
+        " default: default)",
+    )
+    p.add_argument("--json", action="store_true", help="print the scores as JSON, a record a variant")
     p.set_defaults(func=cmd_score)
 
 
