@@ -43,11 +43,13 @@ from ..config.settings import Config
 from ..errors import ModelError, UsageError
 from ..interpreter import AsyncInterpreter, Interpreter, TurnStream, default_registry
 from ..models.adapters import AnyModel, Usage, model_chunks
+from ..parser import ToolCompleted, ToolUse
 from ..protocol.approval import Allow, Deny, PendingApproval
-from ..record.turn import Turn, turn_summary
+from ..record.turn import Turn
 from ..tools import COMPLETION_TOOL, Tool, ToolRegistry, result_tool
 from .guards import Budget, Nudge, Watchdog
 from .history import TurnMark, compact
+from .lines import MODEL_REPLY, final_answer, log_turn, turn_line, waiting_for
 
 __all__ = [
     "LoopEvent",
@@ -92,6 +94,13 @@ class LoopResult:
     cost: float = 0.0  # dollars, from the usage and ``prices``
     turn_usage: list[TurnUsage] = field(default_factory=list)  # each turn's call, in order
 
+    @property
+    def answer(self) -> str | None:
+        """The model's final answer: what it gave the completion tool (``<result>``) in the turn that
+        ended the run, or its last reply's text when that used no tool; None when the loop stopped the
+        run on a turn that did something else (a browser call, a mistake)."""
+        return final_answer(self.turns[-1]) if self.turns else None
+
 
 @dataclass(frozen=True)
 class TurnUsage:
@@ -118,31 +127,6 @@ class LoopEvent:
     stop_reason: StopReason | None = None
     note: str | None = None  # a nudge's or a budget's words to the model; a progress event's checklist
     usage: TurnUsage | None = None  # a turn's model call
-
-
-def turn_line(index: int, turn: Turn) -> str:
-    """One line per turn, for progress on the command line."""
-    head = f"turn {index + 1}:"
-    if not turn.calls:
-        return f"{head} no tool call"
-    ran = turn.ran
-    if ran is not None:
-        what = f"{ran.tool} {ran.action}" if ran.action else ran.tool
-        if ran.status == "ok":
-            where = f" -> {ran.observation.url}" if ran.observation is not None else ""
-            status = f"ok{where}"
-        else:
-            status = f"failed ({ran.failure.kind if ran.failure else 'error'})"
-    else:
-        first = turn.refused[0] if turn.refused else None
-        what = first.tool if first else turn.calls[0].name
-        if first is not None and first.action:
-            what += f" {first.action}"
-        code = (first.error.code if first and first.error else None) or (first.violation if first else None)
-        status = f"refused ({code})"
-    extra = f", {len(turn.not_run)} not run" if turn.not_run else ""
-    cut = ", stream cut" if turn.cut else ""
-    return f"{head} {what}: {status}{extra}{cut} [state {turn.state.value}, mistakes {turn.mistakes}]"
 
 
 def loop_registry(
@@ -195,6 +179,7 @@ async def arun_loop(
     max_cost: float | None = None,
     prices: tuple[float, float] = (0.0, 0.0),
     max_seconds: float | None = None,
+    on_wait: Callable[[str], Any] | None = None,
 ) -> LoopResult:
     """Run the loop until the model stops using tools, completes, errs too often, or runs out of turns.
 
@@ -235,6 +220,12 @@ async def arun_loop(
     stopped as ``"stuck"`` after the configured number of nudges
     (``stuck_repeat``, ``stuck_turns``, ``stuck_nudges``).
 
+    ``on_wait`` is told what the loop waits for next, to show while it waits
+    (``xmltools run``'s spinner): ``"the model's reply"`` before each model
+    call, then the call about to run (``"browser_action click"``,
+    ``"use_mcp_tool time/get_current_time"``) once the reply has one.  The
+    next ``on_event`` (the turn) says the wait is over.
+
     The history passed in is copied; the result holds the full history.  If
     the model fails (an HTTP error, a dropped connection), :class:`ModelError`
     is raised with the history so far in its ``result`` attribute.
@@ -251,6 +242,7 @@ async def arun_loop(
         stop_on_no_tool,
         on_event,
         on_approval,
+        on_wait,
     )
     return await _run_handling_interpreter(run, own)
 
@@ -269,6 +261,7 @@ class _Run:
     stop_on_no_tool: bool
     on_event: Callable[[LoopEvent], Any] | None
     on_approval: Approver | None
+    on_wait: Callable[[str], Any] | None
     priced: bool = field(init=False)  # prices are given: the turn's log line says its cost
     counts: bool = field(init=False)  # the model keeps its own token counts
     config: Config = field(init=False)  # the interpreter's
@@ -290,6 +283,13 @@ class _Run:
         """Tell the host (``on_event``), waiting for it when it answers with an awaitable."""
         if self.on_event is not None:
             out = self.on_event(ev)
+            if isinstance(out, Awaitable):
+                await out
+
+    async def waiting(self, what: str) -> None:
+        """Tell the host what the loop waits for next (``on_wait``)."""
+        if self.on_wait is not None:
+            out = self.on_wait(what)
             if isinstance(out, Awaitable):
                 await out
 
@@ -374,7 +374,7 @@ async def _turn(run: _Run, index: int) -> bool:
     run.out.turns.append(turn)
     at = len(run.history)
     run.history.append(turn.assistant)
-    _log_turn(index, turn, used, run.priced)
+    log_turn(index, turn, used, run.priced)
     if turn.approval_required is not None:
         run.out.stop_reason = "approval_required"
         await _emit_turn(run, index, turn, used)
@@ -415,7 +415,10 @@ async def _call_model(run: _Run, index: int) -> tuple[Turn, TurnUsage]:
     sent = compact(run.history, run.marks, keep=c.keep_observations, window=c.history_window)
     before = (usage.prompt_tokens, usage.completion_tokens, usage.estimated_calls)
     stream = interp.stream()
-    stopped = await _stream_reply(run, index, sent, stream)
+    await run.waiting(MODEL_REPLY)
+    stopped, call = await _stream_reply(run, index, sent, stream)
+    if call is not None:
+        await run.waiting(waiting_for(call))
     turn = await stream.finish(stopped=stopped)
     if not run.counts:  # a callable says nothing of tokens: estimated
         usage.estimate(sent, str(turn.assistant.get("content", "")))
@@ -424,16 +427,21 @@ async def _call_model(run: _Run, index: int) -> tuple[Turn, TurnUsage]:
     return turn, used
 
 
-async def _stream_reply(run: _Run, index: int, sent: list[dict[str, Any]], stream: TurnStream) -> bool:
-    """Feed the model's reply to ``stream``; True when it was cut after the first complete call.  A
-    model that fails raises :class:`ModelError` with the result so far."""
+async def _stream_reply(
+    run: _Run, index: int, sent: list[dict[str, Any]], stream: TurnStream
+) -> tuple[bool, ToolUse | None]:
+    """Feed the model's reply to ``stream``: whether it was cut after the first complete call, and that
+    call.  A model that fails raises :class:`ModelError` with the result so far."""
     chunks = model_chunks(run.model, sent)
-    stopped = False
+    stopped, call = False, None
     started = time.monotonic()
     try:
         async for chunk in chunks:
-            if stream.feed(chunk).call_complete:
+            update = stream.feed(chunk)
+            if update.call_complete:
                 stopped = True
+                done = (e.block for e in update.events if isinstance(e, ToolCompleted) and e.block.complete)
+                call = next(done, None)
                 break  # a model should not keep writing past its tool call
     except ModelError as e:
         e.result = run.out
@@ -448,7 +456,7 @@ async def _stream_reply(run: _Run, index: int, sent: list[dict[str, Any]], strea
         (time.monotonic() - started) * 1000,
         " (stream cut after the first complete call)" if stopped else "",
     )
-    return stopped
+    return stopped, call
 
 
 async def _answer_held(run: _Run, turn: Turn) -> Turn:
@@ -539,24 +547,6 @@ def _text_chars(content: Any) -> int:
     return 0
 
 
-def _log_turn(index: int, turn: Turn, used: TurnUsage, priced: bool) -> None:
-    """The host's line a turn (INFO): tokens (``~`` when estimated), characters sent, cost, outcome."""
-    if log.isEnabledFor(logging.INFO):
-        about = "~" if used.estimated else ""
-        cost = f", ${used.cost:.4f}" if priced else ""
-        log.info(
-            "turn %d: %s%d tokens in, %s%d out, %d characters sent%s; %s",
-            index + 1,
-            about,
-            used.prompt_tokens,
-            about,
-            used.completion_tokens,
-            used.sent_chars,
-            cost,
-            turn_summary(turn).removeprefix("turn: "),
-        )
-
-
 def _mark(index: int, turn: Turn, at: int, result_at: int | None) -> TurnMark:
     ran = turn.ran
     obs = ran.observation if ran is not None else None
@@ -604,6 +594,7 @@ def run_loop(
     max_cost: float | None = None,
     prices: tuple[float, float] = (0.0, 0.0),
     max_seconds: float | None = None,
+    on_wait: Callable[[str], Any] | None = None,
 ) -> LoopResult:
     """The synchronous form of :func:`arun_loop` (works inside a running event loop too).
 
@@ -629,6 +620,7 @@ def run_loop(
             max_cost=max_cost,
             prices=prices,
             max_seconds=max_seconds,
+            on_wait=on_wait,
         )
         try:
             return it._call(coro)
@@ -651,6 +643,7 @@ def run_loop(
             max_cost=max_cost,
             prices=prices,
             max_seconds=max_seconds,
+            on_wait=on_wait,
         )
     )
 
