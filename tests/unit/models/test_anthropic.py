@@ -201,7 +201,7 @@ def test_usage_of_a_stream_cut_before_message_start() -> None:
     [
         ("529", "HTTP 529 (overloaded_error: Overloaded)"),
         ("500", "HTTP 500 (api_error"),
-        ("drop", "stream broke off: RemoteProtocolError"),
+        ("drop", "the model's stream broke off"),
         ("error_event", "an error event (overloaded_error"),
     ],
 )
@@ -355,9 +355,10 @@ def test_cli_run_with_anthropic(monkeypatch: pytest.MonkeyPatch, capsys: pytest.
     with server.running() as base:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", base)  # the SDK reads both
         rc = cli(monkeypatch, "--temperature", "0.25", "--max-tokens", "300", "--extra", '{"top_k": 5}')
-    out = capsys.readouterr().out
-    assert rc == 0, out
-    assert "turn 3: attempt_completion: ok" in out and "stopped: completed after 3 turns" in out
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert "turn 3: attempt_completion: ok" in err and "stopped: completed after 3 turns" in err
+    assert out == "opened and closed the page\n"  # the answer, alone
     assert [c.shape for c in Recorder.configs] == ["anthropic"]
     req = server.requests[0]
     assert (req["temperature"], req["max_tokens"], req["top_k"], req["stream"]) == (0.25, 300, 5, True)
@@ -375,7 +376,8 @@ def test_cli_run_without_the_completion_tool(
         rc = cli(
             monkeypatch, "--base-url", base, "--api-key-env", "MY_KEY", "--no-completion-tool", "--no-stream"
         )
-    assert rc == 0 and "stopped: no_tool" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert rc == 0 and "stopped: no_tool" in err and out == "There is nothing to do.\n"
     req = server.requests[0]
     assert "attempt_completion" not in req["system"] and "stream" not in req and req["max_tokens"] == 4096
     assert server.api_keys[0] == "mine"
