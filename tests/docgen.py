@@ -121,15 +121,25 @@ def cli() -> str:
     verbose_everywhere(top)
     lines = ["```", _usage(top), "```", "", _cell(top.description or ""), "", *_arguments(top), ""]
     lines += [_cell(top.epilog or "").replace("exit codes:", "Exit codes:"), ""]
-    subparsers = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+    lines += _commands(top, "xmltools")
+    return "\n".join(lines).rstrip()
+
+
+def _commands(parent: argparse.ArgumentParser, prefix: str) -> list[str]:
+    """Each subcommand of ``parent`` (and each of theirs, as ``xmltools experiment run``)."""
+    subparsers = next((a for a in parent._actions if isinstance(a, argparse._SubParsersAction)), None)
+    if subparsers is None:
+        return []
+    lines: list[str] = []
     helps = {c.dest: c.help for c in subparsers._choices_actions}
     for name, parser in subparsers.choices.items():
         about = _cell(helps.get(name) or "")
-        lines += [f"### `xmltools {name}`", "", about[:1].upper() + about[1:] + ".", ""]
+        lines += [f"### `{prefix} {name}`", "", about[:1].upper() + about[1:] + ".", ""]
         if parser.description:
             lines += [_cell(parser.description), ""]
         lines += ["```", _usage(parser), "```", "", *_arguments(parser), ""]
-    return "\n".join(lines).rstrip()
+        lines += _commands(parser, f"{prefix} {name}")
+    return lines
 
 
 def exceptions() -> str:
