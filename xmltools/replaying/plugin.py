@@ -21,6 +21,15 @@ recording has no such outcome.  Then the HTML report, the live recording and
 the diff images are saved in ``test-results/<test>/`` (``--xmltools-output``),
 as pytest-playwright keeps its artefacts.
 
+The failure reads in a screen, its cause first: the missing transcript, or
+the first step that went wrong and how (``signin.jsonl drifted: step 4: title
+expected 'Welcome', got 'Hello'``), the other steps in brief, then the
+report's path.  A broken transcript, a keyword or value the marker does not
+take, and a browser that cannot be had are one line each.  Nothing of
+xmltools, the event loop or the hooks the error went through is shown
+(``__tracebackhide__``, and :func:`pytest_runtest_makereport` keeping the test
+file's own lines); ``--full-trace`` and ``--tb=native`` show it all.
+
 Options, in the manner of pytest-recording and pytest-playwright:
 
 * ``--xmltools-record-mode``: ``none`` (the default) replays only, and a
@@ -41,22 +50,29 @@ Options, in the manner of pytest-recording and pytest-playwright:
 from __future__ import annotations
 
 import asyncio
+import difflib
+import functools
 import importlib.util
+import inspect
 import re
 import shutil
 import tempfile
 import threading
-from collections.abc import Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Coroutine, Generator, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_type_hints
 
 import pytest
+from pydantic import ConfigDict, TypeAdapter, ValidationError
 
+from ..base.quoting import shorten
 from ..base.secrets import Secret
 from ..browser.locate import browser_options, has_display, no_display
 from ..config.settings import Config
+from ..errors import UsageError, XmltoolsError
 from ..interpreter import Interpreter
+from ..record.reader import TranscriptWarning
 from .compare import Region
 from .mcp import McpCalls
 from .run import ReplayResult
@@ -148,9 +164,14 @@ def _browser(config: pytest.Config) -> dict[str, Any]:
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to its end from sync code, also where an event loop is running (async tests)."""
+    __tracebackhide__ = True
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        running = False  # asyncio.run() below, not here: its errors would carry this one as context
+    else:
+        running = True
+    if not running:
         return asyncio.run(coro)
     box: dict[str, Any] = {}
 
@@ -179,8 +200,15 @@ class Replayer:
         # what an earlier run of this test left there would read as this run's
         shutil.rmtree(self._output_dir(), ignore_errors=True)
 
-    def __call__(self, path: str | Path, **options: Any) -> ReplayResult:
-        return _run(self.run_async(path, **options))
+    def __call__(self, *args: Any, **options: Any) -> ReplayResult:
+        """``replay(path, **options)``: the keywords of :meth:`run_async`.  A failure is one short
+        error, its cause first: no traceback into xmltools, no chained exceptions."""
+        __tracebackhide__ = True
+        try:
+            checked_keywords(args, options)
+            return _run(self.run_async(*args, **options))
+        except (XmltoolsError, ReplayFailed, TranscriptWarning) as e:  # what the replay says, not how
+            raise bare(e) from None
 
     async def run_async(
         self,
@@ -202,6 +230,12 @@ class Replayer:
         drift: Literal["fail", "warn"] | None = None,
         mcp_calls: McpCalls = "read-only",
     ) -> ReplayResult:
+        given = {k: v for k, v in locals().items() if k not in ("self", "path")}
+        __tracebackhide__ = True
+        try:
+            checked_keywords((path,), given)
+        except UsageError as e:
+            raise bare(e) from None
         path = self._here / path  # relative to the test file (an absolute path stays itself)
         options = ReplayOptions(
             serve=None if serve is None else self._here / serve,
@@ -221,22 +255,25 @@ class Replayer:
             drift=drift,
             **_browser(self._config),
         )
-        if not path.is_file():
-            raise ReplayFailed(
-                f"{path}: no such transcript (write the scenario's assistant messages in it, then record"
-                " its observations with --xmltools-record-mode=once)"
-            )
-        mode = self._config.getoption("xmltools_record_mode")
-        if mode == "rewrite":
-            return await self._rewrite(path, options)
-        return await self._replay(path, options, mode)
+        try:
+            if not path.is_file():
+                raise ReplayFailed(
+                    f"{path}: no such transcript (write the scenario's assistant messages in it, then"
+                    " record its observations with --xmltools-record-mode=once)"
+                )
+            mode = self._config.getoption("xmltools_record_mode")
+            if mode == "rewrite":
+                return await self._rewrite(path, options)
+            return await self._replay(path, options, mode)
+        except (XmltoolsError, ReplayFailed, TranscriptWarning) as e:  # a broken transcript, a bad
+            raise bare(e) from None  # option, no browser, a drift (a warning made an error, -W error)
 
     async def _rewrite(self, path: Path, options: ReplayOptions) -> ReplayResult:
         """Update the transcript in place (as ``xmltools replay --update``); a failed run writes nothing."""
-        done = await ReplayRunner(path, replace(options, update=True)).run()
+        done = await ReplayRunner(path, replace(options, update=True), named=str).run()
         self.results.append(done.result)
         if done.update is not None and done.update.why_not is not None:
-            raise ReplayFailed(f"{done.update.summary()}\n{done.result.summary()}")
+            raise ReplayFailed(failure_message(path.name, "not updated", done.result, None))
         return done.result
 
     async def _replay(self, path: Path, options: ReplayOptions, mode: str) -> ReplayResult:
@@ -253,6 +290,7 @@ class Replayer:
                     tracing=self._config.getoption("xmltools_tracing"),
                     trace_dir=Path(scratch) / "traces",
                 ),
+                named=str,  # a value out of range names the keyword
             )
             recording = mode == "all" or (mode == "once" and not runner.transcript.has_observations)
             done = await runner.run()
@@ -266,7 +304,7 @@ class Replayer:
                 return result
             report = _keep_artefacts(done, path, out, live, Path(scratch) / "diffs")
         what = "not recorded: the run failed" if recording else result.outcome
-        raise ReplayFailed(f"{path.name} {what}: {result.summary()}\nreport: {report}")
+        raise ReplayFailed(failure_message(path.name, what, result, report))
 
     def _output_dir(self) -> Path:
         root = Path(str(self._config.getoption("xmltools_output")))
@@ -308,6 +346,91 @@ def _replace_transcript(path: Path, fresh: Path) -> None:
     shutil.copyfile(fresh, path)
 
 
+# -- a failure as a test shows it: its cause first, in a screen ------------------------------------
+
+MAX_PROBLEMS = 8  # the steps named in a failure; the report has them all
+LINE_CHARS = 240  # each problem's line, cut to this
+_STEP = re.compile(r"step (\d+):")
+
+
+E = TypeVar("E", bound=Exception)
+_TOLD = "_xmltools_replay_told"  # set on an error a replay raised: its report is made short
+
+
+def bare(e: E) -> E:
+    """``e`` without its traceback into xmltools, the event loop and the thread that ran it, and
+    marked as a replay's: raised ``from None``, a test shows its message under the test's own line
+    (see :func:`pytest_runtest_makereport`)."""
+    setattr(e, _TOLD, True)
+    return e.with_traceback(None)
+
+
+def failure_message(name: str, what: str, result: ReplayResult, report: Path | None) -> str:
+    """A failed replay in a few lines: the first step that went wrong and how (its cause), the
+    others in brief, then the report's path."""
+    problems = _problems(result)
+    lines = [f"{name} {what}: {problems[0] if problems else result.summary().splitlines()[0]}"]
+    lines += [f"  {p}" for p in problems[1 : MAX_PROBLEMS + 1]]
+    if len(problems) > MAX_PROBLEMS + 1:
+        lines.append(f"  and {len(problems) - MAX_PROBLEMS - 1} more, in the report")
+    if result.differences:  # they may explain it
+        lines.append(f"settings of the recording that differ from here: {'; '.join(result.differences)}")
+    if report is not None:
+        lines.append(f"report: {report}")
+    return "\n".join(shorten(line, LINE_CHARS) for line in lines)
+
+
+def _problems(result: ReplayResult) -> list[str]:
+    """What made the replay fail, step by step (``step N: ...``): failed calls, broken assertions,
+    then drifts (unless they only warn), in the order of the steps."""
+    found = [*([] if result.allow_failures else result.failures), *result.broken]
+    if result.drift == "fail":
+        found += [str(d) for d in result.drifts]
+    found = [" ".join(p.split()) for p in found]
+
+    def step(p: str) -> int:
+        m = _STEP.match(p)
+        return int(m.group(1)) if m else 0
+
+    return sorted(found, key=step)
+
+
+def checked_keywords(args: tuple[Any, ...], keywords: Mapping[str, Any]) -> None:
+    """The marker's (or the fixture's) arguments, checked against :meth:`Replayer.run_async` before
+    anything runs: a missing path, an unknown keyword or a value of the wrong type is a UsageError
+    in one line."""
+    __tracebackhide__ = True
+    known = _keywords()
+    params = [n for n in known if n != "path"]
+    unknown = [k for k in keywords if k not in known]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], params, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise UsageError(
+            f"xmltools_replay: unknown keyword {unknown[0]!r}{hint}; it takes the transcript's path,"
+            f" then {', '.join(params)}"
+        )
+    if len(args) != 1 or "path" in keywords:
+        given = "no" if not args and "path" not in keywords else "more than one"
+        raise UsageError(
+            f"xmltools_replay: {given} transcript path given: it takes one, first, then keywords"
+            ' (xmltools_replay("flows/signin.jsonl", serve="site"))'
+        )
+    for name, value in {"path": args[0], **keywords}.items():
+        try:
+            known[name].validate_python(value)
+        except ValidationError as e:
+            first = e.errors()[0]
+            msg = first["msg"][:1].lower() + first["msg"][1:]
+            raise UsageError(f"xmltools_replay: {name}={shorten(repr(value))}: {msg}") from None
+        if name == "mask":
+            bad = [m for m in value if not isinstance(m, Region) and len(m) != 4]
+            if bad:
+                raise UsageError(
+                    f"xmltools_replay: mask: each region is (x, y, width, height), not {bad[0]!r}"
+                )
+
+
 @pytest.fixture
 def xmltools_replay(request: pytest.FixtureRequest) -> Replayer:
     """Replay a transcript in a test: ``xmltools_replay(path, serve=..., ...)`` (see the module)."""
@@ -317,6 +440,7 @@ def xmltools_replay(request: pytest.FixtureRequest) -> Replayer:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """The marker alone replays: before the test's own body, whether it asks for a fixture or not."""
+    __tracebackhide__ = True
     marker = item.get_closest_marker("xmltools_replay")
     if marker is not None and isinstance(item, pytest.Function):
         replayer = item.funcargs.get("xmltools_replay")
@@ -324,3 +448,42 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
             replayer = Replayer(item.config, Path(item.path), item.nodeid)
         replayer(*marker.args, **marker.kwargs)
     return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A replay's failure, as pytest shows it: the test's own lines (the call that replayed), then
+    the error's lines, and nothing of xmltools, of the event loop or of other plugins' hooks that the
+    error passed through (the marker replays in a hook).  ``--full-trace`` and ``--tb=native``
+    show everything, as they do for any failure."""
+    report = yield
+    error = call.excinfo.value if call.excinfo is not None else None
+    style = item.config.getoption("tbstyle", "auto")
+    if (
+        call.excinfo is None
+        or not getattr(error, _TOLD, False)
+        or style not in ("auto", "long", "short")
+        or item.config.getoption("fulltrace", False)
+    ):
+        return report
+    here = Path(item.path)
+
+    def own(info: pytest.ExceptionInfo[BaseException]) -> Any:
+        return info.traceback.filter(lambda entry: Path(entry.path) == here and not entry.ishidden(info))
+
+    report.longrepr = call.excinfo.getrepr(
+        style="short" if style == "short" else "long", tbfilter=own, chain=False
+    )
+    return report
+
+
+@functools.cache
+def _keywords() -> dict[str, TypeAdapter[Any]]:
+    """How each argument of :meth:`Replayer.run_async` is checked: its annotation, strictly (made
+    when first needed: the plugin is loaded by every pytest run)."""
+    hints = get_type_hints(Replayer.run_async)
+    strict = ConfigDict(arbitrary_types_allowed=True, strict=True)
+    names = [n for n in inspect.signature(Replayer.run_async).parameters if n != "self"]
+    return {n: TypeAdapter(hints[n], config=strict) for n in names}

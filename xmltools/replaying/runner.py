@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import tempfile
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +31,7 @@ from ..browser.locate import browser_options
 from ..errors import UsageError, XmltoolsError
 from ..models.adapters import AnyModel
 from ..record.report import write_report
-from ..record.transcript import ReplaySettings, load_transcript
+from ..record.transcript import ReplaySettings, TranscriptWarning, load_transcript
 from .mcp import McpCalls
 from .run import ReplayResult, ReplayStep, replay, replay_config
 from .update import Update, update
@@ -158,6 +159,8 @@ class ReplayRunner:
 
     Made, it has read the transcript, built the settings and the configuration, and said (through
     ``say``) how the recording's settings differ from this machine's: they may explain what follows.
+    A last record cut short is said through ``say`` too; without ``say``, it is left to the
+    :class:`~xmltools.record.reader.TranscriptWarning` the loader issues (pytest shows it).
     :meth:`run` serves the folder, replays or updates, says each trace and writes the report.
     ``named``: how the front end writes an option, for a UsageError (see :meth:`ReplayOptions.settings`).
     """
@@ -174,7 +177,12 @@ class ReplayRunner:
         self.options = options
         self.say = say
         self.kept: list[str] = []  # what an interrupted run kept (its recording, its report)
-        self.transcript = load_transcript(path)
+        with warnings.catch_warnings():
+            if say is not _silent:  # a front end that speaks says it, in one line of its own (below)
+                warnings.simplefilter("ignore", TranscriptWarning)
+            self.transcript = load_transcript(path)
+        if self.transcript.incomplete is not None:
+            say(f"warning: {self.transcript.incomplete}")
         self.settings = options.settings(named)
         self.config, self.differences = replay_config(self.transcript, overrides=options.overrides())
         for d in self.differences:  # before the run: they may explain what follows

@@ -7,6 +7,7 @@ process, so it and Pillow are imported here first.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import shutil
 
@@ -16,6 +17,8 @@ import PIL.ImageChops
 import PIL.ImageDraw  # noqa: F401
 import pytest
 from support.helpers import SITE, ba
+
+from xmltools.record.transcript import load_transcript
 
 SCENARIO = [
     "Opening the form.\n" + ba("launch", url="{base_url}/form.html"),
@@ -44,14 +47,6 @@ async def test_in_an_async_test(xmltools_replay):
 
 def test_interpreter(xmltools_interpreter):
     assert xmltools_interpreter.system_prompt().startswith("## browser_action")
-"""
-
-MISSING = """
-import pytest
-
-@pytest.mark.xmltools_replay("flows/does-not-exist.jsonl", serve="site")
-def test_missing():
-    pass
 """
 
 FAILING = """
@@ -111,21 +106,24 @@ def test_record_once_then_replay_then_catch_drift(project: pytest.Pytester) -> N
     r = _run(project)
     r.assert_outcomes(passed=4)
 
-    # the page changes: the replay fails, names the step, and leaves its artefacts in test-results/
+    # the page changes: the replay fails in a screen, led by the step and what differs, then the
+    # report's path; its artefacts are left in test-results/
     form = project.path / "site" / "form.html"
     form.write_text(form.read_text().replace('document.title = "Welcome";', 'document.title = "Hello";'))
-    r = _run(project, "-k", "test_replay or test_marker_alone")
-    r.assert_outcomes(failed=2)
-    r.stdout.fnmatch_lines(
-        ["*step 4: title expected 'Welcome', got 'Hello'*", "*report: *signin.replay.html*"]
-    )
-    out = project.path / "test-results" / "test_flows.py-test_replay"
-    assert (out / "signin.replay.html").is_file() and (out / "signin.replay.jsonl").is_file()
+    for test in ("test_marker_alone", "test_replay"):  # one a run: each run empties test-results/
+        r = _run(project, "-k", test)
+        r.assert_outcomes(failed=1)
+        _short_failure(
+            r, "*ReplayFailed: signin.jsonl drifted: step 4: title expected 'Welcome', got 'Hello'"
+        )
+        r.stdout.fnmatch_lines(["E *: step 4: title *", "*report: *signin.replay.html"])
+        out = project.path / "test-results" / f"test_flows.py-{test}"
+        assert (out / "signin.replay.html").is_file() and (out / "signin.replay.jsonl").is_file()
     assert (out / "traces" / "signin" / "trace-1.zip").is_file()  # retain-on-failure, the default
     assert 'href="traces/signin/trace-1.zip"' in (out / "signin.replay.html").read_text()
-    assert (
-        project.path / "test-results" / "test_flows.py-test_marker_alone" / "signin.replay.html"
-    ).is_file()
+    # the live recording kept under another name finds its screenshots beside it
+    kept = load_transcript(out / "signin.replay.jsonl")
+    assert kept.has_observations and not kept.missing_screenshots()
 
     # the page is mended: the test passes, and what its failed run left is gone
     form.write_text(form.read_text().replace('document.title = "Hello";', 'document.title = "Welcome";'))
@@ -151,15 +149,105 @@ def test_rewrite_writes_a_changed_app_back_and_the_next_run_passes(project: pyte
     before = transcript.read_bytes()
     r = _run(project, "--xmltools-record-mode=rewrite", "-k", "test_replay")
     r.assert_outcomes(failed=1)
-    r.stdout.fnmatch_lines(["*signin.jsonl not updated: * failed steps*"])
+    r.stdout.fnmatch_lines(["*signin.jsonl not updated: step *"])
     assert transcript.read_bytes() == before
 
 
-def test_the_marker_alone_fails_on_a_missing_transcript(project: pytest.Pytester) -> None:
-    project.makepyfile(test_missing=MISSING)
-    r = _run(project, "test_missing.py")
+def _short_failure(r: pytest.RunResult, cause: str) -> None:
+    """A failed replay as pytest shows it: at most 30 lines, the first ``E`` line its cause, and no
+    traceback of xmltools, of the event loop or of an exception it chained."""
+    assert len(r.outlines) <= 30, "\n".join(r.outlines)
+    first = next(line for line in r.outlines if line.startswith("E "))
+    assert fnmatch.fnmatch(first, "E *" + cause.lstrip("*")), "\n".join(r.outlines)
+    text = r.stdout.str()
+    for sign in ("RuntimeError", "During handling", "direct cause", "xmltools/replaying/", "Traceback"):
+        assert sign not in text, "\n".join(r.outlines)
+
+
+BROKEN = {
+    "missing": ("flows/does-not-exist.jsonl", "", "*does-not-exist.jsonl: no such transcript (write *"),
+    "not-json": (
+        "flows/bad.jsonl",
+        '{"xmltools_transcript": 1}\n{"role": "assi\n{}\n',
+        "*bad.jsonl:2: not JSON (*",
+    ),
+    "no-header": (
+        "flows/bad.jsonl",
+        '{"role": "assistant", "content": "x"}\n',
+        "*bad.jsonl:1: the first line *",
+    ),
+    "header-version": ("flows/bad.jsonl", '{"xmltools_transcript": 9}\n', "*bad.jsonl:1: format version 9 *"),
+}
+
+
+@pytest.mark.parametrize("how", ["marker", "fixture"])
+@pytest.mark.parametrize("case", BROKEN)
+def test_a_missing_or_broken_transcript_is_one_cause_line(
+    project: pytest.Pytester, case: str, how: str
+) -> None:
+    path, text, cause = BROKEN[case]
+    if text:
+        (project.path / path).write_text(text)
+    if how == "marker":
+        body = f'@pytest.mark.xmltools_replay("{path}", serve="site")\ndef test_it():\n    pass\n'
+    else:
+        body = f'def test_it(xmltools_replay):\n    xmltools_replay("{path}", serve="site")\n'
+    project.makepyfile(test_broken="import pytest\n\n" + body)
+    r = _run(project, "test_broken.py")
     r.assert_outcomes(failed=1)
-    r.stdout.fnmatch_lines(["*does-not-exist.jsonl: no such transcript*"])
+    _short_failure(r, cause)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "cause"),
+    [
+        (
+            '"flows/signin.jsonl", serve="site", colour="red"',
+            "*UsageError: xmltools_replay: unknown keyword 'colour';*",
+        ),
+        ('"flows/signin.jsonl", srve="site"', "*unknown keyword 'srve' (did you mean serve?)*"),
+        (
+            '"flows/signin.jsonl", serve="site", drift="maybe"',
+            "*xmltools_replay: drift='maybe': input should be 'fail' or 'warn'",
+        ),
+        ('"flows/signin.jsonl", ignore_console="^x"', "*xmltools_replay: ignore_console='^x': *"),
+        (
+            '"flows/signin.jsonl", max_diff_pixels="5"',
+            "*xmltools_replay: max_diff_pixels='5': input should be a valid integer",
+        ),
+        (
+            '"flows/signin.jsonl", screenshot_threshold=2.0',
+            "*screenshot_threshold: Input should be less than or equal to 1 (got 2.0)",
+        ),
+        (
+            '"flows/signin.jsonl", mask=[(1, 2, 3)]',
+            "*xmltools_replay: mask: each region is (x, y, width, height), not (1, 2, 3)",
+        ),
+        ('serve="site"', "*xmltools_replay: no transcript path given: *"),
+    ],
+)
+def test_a_bad_marker_is_one_cause_line(project: pytest.Pytester, arguments: str, cause: str) -> None:
+    project.makepyfile(
+        test_bad=f"import pytest\n\n@pytest.mark.xmltools_replay({arguments})\ndef test_it():\n    pass\n"
+    )
+    r = _run(project, "test_bad.py")
+    r.assert_outcomes(failed=1)
+    _short_failure(r, cause)
+
+
+def test_a_transcript_cut_in_its_last_record_replays_the_steps_before_it(project: pytest.Pytester) -> None:
+    transcript = project.path / "flows" / "signin.jsonl"
+    text = transcript.read_text()
+    transcript.write_text(text[: text.rindex('{"role": "assistant"') + 25])  # the close, cut short
+    r = _run(project, "-k", "test_replay", "-W", "error::xmltools.record.reader.TranscriptWarning")
+    r.assert_outcomes(failed=1)
+    _short_failure(r, "*signin.jsonl:6: the last record is incomplete (cut at 25 characters);*")
+    project.makepyfile(test_flows=TEST_FILE.replace("== 5", "== 4"))
+    r = _run(project, "-k", "test_replay")
+    r.assert_outcomes(passed=1, warnings=1)
+    r.stdout.fnmatch_lines(
+        ["*TranscriptWarning: *signin.jsonl:6: the last record is incomplete (cut at 25 characters)*"]
+    )
 
 
 def test_a_scenario_whose_step_fails_fails_and_is_not_recorded(project: pytest.Pytester) -> None:
@@ -172,13 +260,11 @@ def test_a_scenario_whose_step_fails_fails_and_is_not_recorded(project: pytest.P
     before = path.read_bytes()
     r = _run(project, "test_failing.py", "--xmltools-record-mode=once")
     r.assert_outcomes(failed=1)
-    r.stdout.fnmatch_lines(
-        ["*broken.jsonl not recorded: the run failed*", "*step 2: browser_action click: failed*"]
-    )
+    _short_failure(r, "*broken.jsonl not recorded: the run failed: step 2: browser_action click: failed*")
     assert path.read_bytes() == before
     r = _run(project, "test_failing.py")
     r.assert_outcomes(failed=1)
-    r.stdout.fnmatch_lines(["*broken.jsonl failed: 1 failed step*"])
+    _short_failure(r, "*broken.jsonl failed: step 2: browser_action click: failed*")
     # a test that allows failures records the run, failure included
     project.makepyfile(test_allowed=ALLOWED)
     r = _run(project, "test_allowed.py", "--xmltools-record-mode=once")

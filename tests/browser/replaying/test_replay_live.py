@@ -102,6 +102,21 @@ def test_a_heading_replaced_by_a_red_one_of_other_text_drifts(
     assert diffs[:3] == ["step-001-1-diff.png", "step-001-1-live.webp", "step-001-1-recorded.webp"]
 
 
+@pytest.mark.parametrize("folder_too", [True, False], ids=["with-its-folder", "file-alone"])
+def test_a_renamed_recording_replays_live_and_compares_its_screenshots(
+    recorded: Path, drift_site: Path, tmp_path: Path, folder_too: bool
+) -> None:
+    moved = tmp_path / "moved" / "renamed.jsonl"
+    moved.parent.mkdir()
+    recorded.rename(moved)
+    (recorded.parent / "flow.shots").rename(moved.parent / ("renamed.shots" if folder_too else "flow.shots"))
+    result = _replay(drift_site, moved)
+    assert result.ok, result.summary()  # type: ignore[attr-defined]
+    assert len([s for st in result.steps for s in st.shots]) == 2  # type: ignore[attr-defined]
+    _edit(drift_site, "<h1>", '<h1 style="color: red">')  # and compared for real: a change drifts
+    assert _replay(drift_site, moved).outcome == "drifted"  # type: ignore[attr-defined]
+
+
 def test_a_button_moved_300_px_drifts(recorded: Path, drift_site: Path) -> None:
     _edit(drift_site, '<button id="go"', '<button style="margin-left: 300px" id="go"')
     result = _replay(drift_site, recorded)
