@@ -201,9 +201,12 @@ class AsyncInterpreter:
         """Record every turn from now on to a transcript at ``path`` (screenshots beside it).
 
         The header holds this interpreter's configuration, its template hashes
-        and the standard tools it offers; the system prompt is the first record.
-        The file starts afresh unless ``append=True``.  Secret values are written
-        as ``{secret:NAME}``; with ``base_url``, that address is written as
+        and the standard tools it offers; the system prompt is the first record,
+        as :meth:`system_prompt` gives it now (MCP servers not started yet are
+        listed by name only: ``await start_servers()`` first, so that it holds
+        their tools, as the model's prompt should).  The file starts afresh
+        unless ``append=True``.  Secret values are written as
+        ``{secret:NAME}``; with ``base_url``, that address is written as
         ``{base_url}``.  The writer is returned (to add ``message("user", task)``,
         assertions with ``expect_text(...)`` and its kin, or ``end(...)``) and
         closed with the interpreter.  Here the assertions are checked in the

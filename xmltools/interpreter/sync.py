@@ -96,7 +96,12 @@ class Interpreter:
     ) -> TranscriptWriter:
         """Record every turn from now on (see :meth:`AsyncInterpreter.record`).  The writer's
         ``expect_*`` assertions are checked in the browser at once, and raise
-        :class:`~xmltools.base.expectations.ExpectationFailed` when they do not hold."""
+        :class:`~xmltools.base.expectations.ExpectationFailed` when they do not hold.
+
+        The configured MCP servers are started first, as :meth:`system_prompt` starts them: the
+        system prompt recorded is the one the model is given, with their tools, whichever of the
+        two is called first."""
+        self._start_servers()
         writer = self.core.record(path, append=append, base_url=base_url)
         writer.defer = False
         writer.verifier = self.verify
@@ -120,9 +125,13 @@ class Interpreter:
 
     def system_prompt(self) -> str:
         """The system prompt; configured MCP servers are started first, so that it lists their tools."""
+        self._start_servers()
+        return self.core.system_prompt()
+
+    def _start_servers(self) -> None:
+        """Start the configured MCP servers that have not started (the prompt lists their tools)."""
         if self.core.mcp and not self.core.mcp.started:
             self._call(self.core.start_servers())
-        return self.core.system_prompt()
 
     def trim_history(self, messages: list[dict[str, Any]]) -> int:
         return self.core.trim_history(messages)
