@@ -333,28 +333,28 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
     _add_task_arguments(p)
     p.add_argument(
         "--trials",
-        type=int,
+        type=_count,
         default=None,
         metavar="N",
         help="trials per cell (default: the file's trials, else 8; with the flags, 3)",
     )
     p.add_argument(
         "--max-turns",
-        type=int,
+        type=_count,
         default=None,
         metavar="N",
         help="turns a trial may take (default: the file's [limits] turns, else 20)",
     )
     p.add_argument(
         "--max-cost",
-        type=float,
+        type=_dollars,
         default=None,
         metavar="DOLLARS",
         help="start no trial once the run has cost this much (default: the file's, else none)",
     )
     p.add_argument(
         "--concurrency",
-        type=int,
+        type=_count,
         default=None,
         metavar="N",
         help="trials at once (default: the file's, else what the browser pool allows)",
@@ -381,6 +381,28 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="where results.sqlite, the transcripts, the cache and report.html go (default: out/experiment)",
     )
+
+
+def _count(text: str) -> int:
+    """A count of at least 1 (trials, turns, trials at once)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n}: give 1 or more")
+    return n
+
+
+def _dollars(text: str) -> float:
+    """An amount of dollars, 0 or more."""
+    try:
+        n = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of dollars") from None
+    if not n >= 0:
+        raise argparse.ArgumentTypeError(f"{text}: give 0 or more")
+    return n
 
 
 def _add_task_arguments(p: argparse.ArgumentParser) -> None:

@@ -85,7 +85,7 @@ from ..base.spelling import did_you_mean
 from ..errors import ConfigError
 from ..mcp.settings import read_servers
 from .kinds import KINDS
-from .problems import Problem, from_pydantic, raise_problems, sort_problems
+from .problems import Problem, field_names, from_pydantic, raise_problems, sort_problems
 
 __all__ = [
     "CheckSpec",
@@ -317,11 +317,18 @@ def load_experiment(path: str | Path) -> Experiment:
     try:
         exp = Experiment.model_validate({**data, "path": p})
     except ValidationError as e:
-        problems += from_pydantic(e, MODELS)
+        problems += [_tables_missing(m) for m in from_pydantic(e, MODELS)]
     problems += _file_problems(data)
-    raise_problems(str(p), sort_problems(problems, list(data)))
+    raise_problems(str(p), sort_problems(problems, [*data, *field_names(Experiment)]))
     assert exp is not None  # no problem: it was made
     return exp
+
+
+def _tables_missing(p: Problem) -> Problem:
+    """``tasks: missing`` says how to write what is missing: ``[[tasks]]`` tables."""
+    if p.what == "missing" and p.where in ("variants", "models", "tasks"):
+        return Problem(p.where, f"missing: give at least one [[{p.where}]] table")
+    return p
 
 
 def _read(p: Path) -> dict[str, Any]:

@@ -139,3 +139,20 @@ def test_every_command_that_takes_a_variant_takes_default(capsys: pytest.Capture
     assert capsys.readouterr().out.split()[0] == "default"
     assert main(["prompt", "--variant", "defualt"]) == 2
     assert "variant 'defualt': no such folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "said"),
+    [
+        ("--trials", "0", "argument --trials: 0: give 1 or more"),
+        ("--max-turns", "x", "argument --max-turns: 'x' is not a whole number"),
+        ("--concurrency", "-2", "argument --concurrency: -2: give 1 or more"),
+        ("--max-cost", "-1", "argument --max-cost: -1: give 0 or more"),
+    ],
+)
+def test_counts_and_costs_out_of_range_are_refused_before_the_file_is_read(
+    flag: str, value: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["experiment", "run", "exp.toml", flag, value])
+    assert done.value.code == 2 and capsys.readouterr().err.splitlines()[-1].endswith(said)

@@ -160,6 +160,15 @@ def test_every_mistake_is_said_at_once_in_the_files_order(tmp_path: Path) -> Non
     ]
 
 
+def test_a_file_without_its_tables_says_which_and_how_to_write_them(tmp_path: Path) -> None:
+    assert mistakes(tmp_path, "trials = 2\n") == [
+        "3 mistakes: variants: missing: give at least one [[variants]] table (and 2 more)",
+        "variants: missing: give at least one [[variants]] table",
+        "models: missing: give at least one [[models]] table",
+        "tasks: missing: give at least one [[tasks]] table",
+    ]
+
+
 def test_a_file_that_cannot_be_read_says_so(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"exp\.toml: not valid TOML"):
         load_experiment(write(tmp_path, "trials = ["))
@@ -243,6 +252,8 @@ def test_a_bad_check_kind_makes_no_request_from_the_command_line(
         assert server.requests == [] and not (tmp_path / "out").exists()
         assert main(["experiment", "run", str(good), "--out", str(tmp_path / "out")]) == 0  # the same, right
         assert len(server.requests) == 2
+    report = (tmp_path / "out" / "report.html").read_text()
+    assert f"<title>Experiment {tmp_path.name}</title>" in report  # exp.toml names nothing: its folder does
 
 
 def test_a_bad_check_kind_in_code_makes_no_request(tmp_path: Path) -> None:
