@@ -196,7 +196,7 @@ class ReplayRunner:
             record = self._recording(stack)
             common = self._common(base_url, on_step)
             if o.update:
-                done = await update(self.path, **common)
+                done = await update(self.path, self.transcript, **common)
                 done.result.differences = self.differences
                 return Replayed(done.result, update=done)
             try:

@@ -39,7 +39,7 @@ from ..browser.snapshot import ref_lines
 from ..errors import UsageError
 from ..parser import ToolUse, parse
 from ..profiles import ActionForm
-from ..record.transcript import load_transcript, registry_for
+from ..record.transcript import Transcript, load_transcript, registry_for
 from ..tools import ToolRegistry
 from .run import ReplayResult, replay
 
@@ -73,13 +73,14 @@ class Update:
         return "\n".join(lines)
 
 
-async def update(path: str | Path, **options: Any) -> Update:
+async def update(path: str | Path, transcript: Transcript | None = None, **options: Any) -> Update:
     """Replay the transcript at ``path`` (``options`` as for :func:`~xmltools.replaying.run.replay`) and,
-    when every step ran and every assertion held, write the live run back into it."""
+    when every step ran and every assertion held, write the live run back into it.  ``transcript``:
+    the file as already read (else it is read here)."""
     path = Path(path)
     if "record" in options or options.get("offline"):
         raise UsageError("an update replays live and records itself: record= and offline= do not apply")
-    t = load_transcript(path)
+    t = transcript if transcript is not None else load_transcript(path)
     work = Path(tempfile.mkdtemp(prefix=".xmltools-update-", dir=path.parent))
     try:
         fresh = work / path.name
