@@ -386,7 +386,7 @@ def _file_problems(data: dict[str, Any]) -> list[Problem]:
         if not isinstance(raw, dict):
             continue
         task = _quietly(TaskSpec, {k: v for k, v in raw.items() if k != "checks"})
-        checks = [_quietly(CheckSpec, c) for c in _items(raw, "checks")]
+        checks = [_quietly(CheckSpec, c, mend=False) for c in _items(raw, "checks")]
         out += [p.under(f"tasks[{i}]") for p in _task_problems(task, raw.get("mcp_servers"), checks, ctx)]
     return out
 
@@ -399,14 +399,45 @@ def _items(data: dict[str, Any], key: str) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _quietly(model: type[_S], raw: Any) -> _S | None:
-    """``raw`` read as ``model``, or None when it cannot be (what is wrong with it is said elsewhere)."""
+def _quietly(model: type[_S], raw: Any, *, mend: bool = True) -> _S | None:
+    """``raw`` read as ``model``, or None when it cannot be (what is wrong with it is said elsewhere).
+    With ``mend``, an item with a wrong field is read without it (its default), or with a stand-in for a
+    missing name, so that the rest of it is checked too (a typo in ``instruction`` hides no bad
+    ``start``)."""
     if not isinstance(raw, dict):
         return None
     try:
         return model.model_validate(raw)
+    except ValidationError as e:
+        mended = _mended(model, raw, e) if mend else None
+    if mended is None:
+        return None
+    try:
+        return model.model_validate(mended)
     except ValidationError:
         return None
+
+
+def _mended(model: type[BaseModel], raw: dict[str, Any], error: ValidationError) -> dict[str, Any] | None:
+    """``raw`` without its wrong fields (those with a default, and names that are none) and with a
+    stand-in for a missing text field; None when that cannot be done."""
+    out = dict(raw)
+    fields = {f.alias or name: f for name, f in model.model_fields.items()}
+    for err in error.errors():
+        loc = err.get("loc", ())
+        key = loc[0] if loc else None
+        if not isinstance(key, str):
+            return None
+        field = fields.get(key)
+        if err.get("type") == "extra_forbidden" and len(loc) == 1:
+            out.pop(key, None)
+        elif err.get("type") == "missing" and len(loc) == 1 and field is not None and field.annotation is str:
+            out[key] = "?"
+        elif field is not None and not field.is_required():
+            out.pop(key, None)
+        else:
+            return None
+    return out
 
 
 @dataclass(frozen=True)

@@ -149,13 +149,18 @@ def test_every_mistake_is_said_at_once_in_the_files_order(tmp_path: Path) -> Non
         .replace('kind = "url"', 'kind = "ulr"')
         .replace('start = "form.html"', 'start = "from.html"')
         .replace('name = "A"', 'name = "A"\ntemplates = "nope"')
+        .replace("instruction =", "instrution =")  # the task is still checked, the rest of it read
+        .replace('name = "m"', 'name = "m"\nprovider = "opena"\nkey_env = "sk-1"')
     )
     lines = mistakes(tmp_path, text)
     assert lines == [
-        "4 mistakes: trails: not a field; did you mean 'trials'? (and 3 more)",
+        "7 mistakes: trails: not a field; did you mean 'trials'? (and 6 more)",
         "trails: not a field; did you mean 'trials'?",
         f"variants[0].templates: {tmp_path}/nope is not a folder",
+        "models[0].key_env: not a variable's name: give the name of the variable that holds the key",
+        "models[0].provider: 'opena' is not one of 'openai', 'anthropic'; did you mean 'openai'?",
         "tasks[0].checks[0].kind: no check named 'ulr'; did you mean 'url'?",
+        "tasks[0].instrution: not a field; did you mean 'instruction'? (instruction is missing)",
         f"tasks[0].start: 'from.html' is not in {tmp_path}/site; did you mean 'form.html'?",
     ]
 
