@@ -57,3 +57,23 @@ def test_scoring_transcripts_and_the_cli_table_and_json(recorded: Path) -> None:
     assert json.loads(r.stdout)[0]["truncated_calls"] == 1
     table = format_scores([asyncio.run(score_corpus(load_corpus([CORPUS])))])
     assert "complete call rate" in table and "85.7%" in table
+
+
+def test_a_mistaken_experiment_file_is_one_line_in_a_process_of_its_own(tmp_path: Path) -> None:
+    """In a real process: the first line counts the mistakes, -v lists them, no traceback, exit 2."""
+    path = tmp_path / "experiment.toml"
+    path.write_text(
+        'trails = 3\n[[variants]]\nname = "A"\n[[models]]\nname = "m"\n[[tasks]]\nid = "t"\n'
+        'instruction = "x"\nchecks = [{ kind = "ulr", value = "/done.html" }]\n'
+    )
+    r = cli("experiment", "run", str(path), "--dry-run")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == (
+        f"xmltools: {path}: 2 mistakes: trails: not a field; did you mean 'trials'? (and 1 more) (-v shows more)\n"
+    )
+    r = cli("experiment", "run", str(path), "-v")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.splitlines()[1:] == [
+        f"    {path}: trails: not a field; did you mean 'trials'?",
+        f"    {path}: tasks[0].checks[0].kind: no check named 'ulr'; did you mean 'url'?",
+    ]
