@@ -454,10 +454,10 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """A replay's failure, as pytest shows it: the test's own lines (the call that replayed), then
-    the error's lines, and nothing of xmltools, of the event loop or of other plugins' hooks that the
-    error passed through (the marker replays in a hook).  ``--full-trace`` and ``--tb=native``
-    show everything, as they do for any failure."""
+    """A replay's failure, as pytest shows it: the test's own line (the call that replayed; its
+    whole source with ``--tb=long``), then the error's lines, and nothing of xmltools, of the event
+    loop or of other plugins' hooks that the error passed through (the marker replays in a hook).
+    ``--full-trace`` and ``--tb=native`` show everything, as they do for any failure."""
     report = yield
     error = call.excinfo.value if call.excinfo is not None else None
     style = item.config.getoption("tbstyle", "auto")
@@ -473,8 +473,9 @@ def pytest_runtest_makereport(
     def own(info: pytest.ExceptionInfo[BaseException]) -> Any:
         return info.traceback.filter(lambda entry: Path(entry.path) == here and not entry.ishidden(info))
 
+    # the cause is in the message: the test's own line is enough (all its source, with --tb=long)
     report.longrepr = call.excinfo.getrepr(
-        style="short" if style == "short" else "long", tbfilter=own, chain=False
+        style="long" if style == "long" else "short", tbfilter=own, chain=False
     )
     return report
 
