@@ -445,14 +445,28 @@ class _Context:
     """What a task's checks need to know of the rest of the experiment."""
 
     judged: bool  # a [judge] model is named
-    servers: frozenset[str] | None  # the servers every trial has (None: not known: a variant brings its own)
+    servers: frozenset[str] | None  # the servers every trial has, but its task's (None: not known)
     shared: frozenset[str]  # the shared ones, which no task may redefine
 
 
 def _known(servers: set[str] | None, variants: Sequence[VariantSpec]) -> frozenset[str] | None:
-    if servers is None or any("mcp_servers" in v.config for v in variants):
+    """The servers every trial has: the experiment's, and those every variant brings (in its config, or
+    its folder's variant.toml); None when some cannot be read (that is said elsewhere)."""
+    from .variants import Variant
+
+    if servers is None:
         return None
-    return frozenset(servers)
+    brought: list[set[str]] = []
+    for v in variants:
+        try:
+            config = Variant.of(v.name, v.templates, dict(v.config)).config
+        except ConfigError:
+            return None
+        names, problems = _servers(config.get("mcp_servers"))
+        if names is None or problems:
+            return None
+        brought.append(names)
+    return frozenset(servers | (set.intersection(*brought) if brought else set()))
 
 
 def _variant_problems(spec: VariantSpec) -> list[Problem]:

@@ -310,3 +310,14 @@ def test_the_reports_title_names_the_experiment(tmp_path: Path, name: str, extra
         "Prompt experiment"
     )
     assert exp.fingerprint() == load_experiment(write(tmp_path, GOOD)).fingerprint()  # the title is no part
+
+
+def test_an_mcp_check_may_name_a_server_every_variant_brings(tmp_path: Path) -> None:
+    check = 'kind = "mcp", server = "todo", tool = "list", value = "milk"'
+    text = GOOD.replace('kind = "url", value = "/done.html"', check)
+    brings = '[[variants]]\nname = "A"\nconfig = { mcp_servers = { todo = { command = "t" } } }'
+    assert load_experiment(write(tmp_path, text.replace('[[variants]]\nname = "A"', brings)))
+    both = f'{brings}\n[[variants]]\nname = "B"'  # B's trials would not have it
+    assert mistakes(tmp_path, text.replace('[[variants]]\nname = "A"', both)) == [
+        "tasks[0].checks[0].server: the task's trials have no server named 'todo'"
+    ]
