@@ -49,6 +49,11 @@ class TurnStream:
     def call_complete(self) -> bool:
         return self._complete is not None
 
+    @property
+    def call(self) -> ToolUse | None:
+        """The first complete call, once its closing tag has arrived: the one that runs."""
+        return self._complete
+
     def feed(self, chunk: str) -> StreamUpdate:
         if self._finished:
             raise UsageError("this stream is finished")

@@ -2,8 +2,8 @@
 
 - :mod:`.run`: call the model, interpret its reply, append the results, repeat
   (:func:`run_loop`, :func:`arun_loop`, and the system prompt that goes with them);
-- :mod:`.lines`: what the loop says of its turns (a line a turn, the log's line, what it waits
-  for, the model's final answer);
+- :mod:`.lines`: what the loop says of its turns (a line a turn, what it waits for, the model's
+  final answer);
 - :mod:`.history`: what a long run sends, a history that stays nearly flat;
 - :mod:`.guards`: the run's budgets, and a model going round in circles noticed.
 

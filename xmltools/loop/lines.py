@@ -1,7 +1,6 @@
-"""What the loop says about its turns: a person's line a turn, the log's, what it waits for, the answer.
+"""What the loop says about its turns: a person's line a turn, what it waits for, the answer.
 
 - :func:`turn_line`: one line a turn, for a person (``turn 2: browser_action click: ok [...]``);
-- :func:`log_turn`: the host's log line a turn (INFO of ``xmltools.loop``), with its tokens;
 - :func:`waiting_for`: the words for what a loop waits on, which ``on_wait`` is told;
 - :func:`final_answer`: the model's answer in the turn that ended a run.
 
@@ -10,20 +9,24 @@ Pure text from the loop's data: nothing here calls the model or the browser.
 
 from __future__ import annotations
 
-import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
-from ..record.turn import Turn, turn_summary
+from ..record.turn import Turn
 
-if TYPE_CHECKING:
-    from ..parser import ToolUse
-    from .run import TurnUsage
-
-__all__ = ["MODEL_REPLY", "final_answer", "log_turn", "turn_line", "waiting_for"]
-
-log = logging.getLogger("xmltools.loop")  # the name the loop guide gives hosts
+__all__ = ["MODEL_REPLY", "Call", "final_answer", "turn_line", "waiting_for"]
 
 MODEL_REPLY = "the model's reply"  # what ``on_wait`` is told before each model call
+
+
+class Call(Protocol):
+    """A call as :func:`waiting_for` reads it (the parser's ``ToolUse`` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def params(self) -> Mapping[str, str]: ...
 
 
 def turn_line(index: int, turn: Turn) -> str:
@@ -51,25 +54,7 @@ def turn_line(index: int, turn: Turn) -> str:
     return f"{head} {what}: {status}{extra}{cut} [state {turn.state.value}, mistakes {turn.mistakes}]"
 
 
-def log_turn(index: int, turn: Turn, used: TurnUsage, priced: bool) -> None:
-    """The host's line a turn (INFO): tokens (``~`` when estimated), characters sent, cost, outcome."""
-    if log.isEnabledFor(logging.INFO):
-        about = "~" if used.estimated else ""
-        cost = f", ${used.cost:.4f}" if priced else ""
-        log.info(
-            "turn %d: %s%d tokens in, %s%d out, %d characters sent%s; %s",
-            index + 1,
-            about,
-            used.prompt_tokens,
-            about,
-            used.completion_tokens,
-            used.sent_chars,
-            cost,
-            turn_summary(turn).removeprefix("turn: "),
-        )
-
-
-def waiting_for(call: ToolUse) -> str:
+def waiting_for(call: Call) -> str:
     """The call a loop is about to run, in a few words: ``browser_action click``,
     ``use_mcp_tool time/get_current_time``, ``attempt_completion``."""
     params = call.params

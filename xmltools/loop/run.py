@@ -43,13 +43,12 @@ from ..config.settings import Config
 from ..errors import ModelError, UsageError
 from ..interpreter import AsyncInterpreter, Interpreter, TurnStream, default_registry
 from ..models.adapters import AnyModel, Usage, model_chunks
-from ..parser import ToolCompleted, ToolUse
 from ..protocol.approval import Allow, Deny, PendingApproval
-from ..record.turn import Turn
+from ..record.turn import Turn, turn_summary
 from ..tools import COMPLETION_TOOL, Tool, ToolRegistry, result_tool
 from .guards import Budget, Nudge, Watchdog
 from .history import TurnMark, compact
-from .lines import MODEL_REPLY, final_answer, log_turn, turn_line, waiting_for
+from .lines import MODEL_REPLY, Call, final_answer, turn_line, waiting_for
 
 __all__ = [
     "LoopEvent",
@@ -220,11 +219,9 @@ async def arun_loop(
     stopped as ``"stuck"`` after the configured number of nudges
     (``stuck_repeat``, ``stuck_turns``, ``stuck_nudges``).
 
-    ``on_wait`` is told what the loop waits for next, to show while it waits
-    (``xmltools run``'s spinner): ``"the model's reply"`` before each model
-    call, then the call about to run (``"browser_action click"``,
-    ``"use_mcp_tool time/get_current_time"``) once the reply has one.  The
-    next ``on_event`` (the turn) says the wait is over.
+    ``on_wait`` is told what the loop waits for next (``"the model's reply"``,
+    then the call about to run: ``"browser_action click"``); the turn's event
+    ends the wait.  ``xmltools run`` shows it with a spinner.
 
     The history passed in is copied; the result holds the full history.  If
     the model fails (an HTTP error, a dropped connection), :class:`ModelError`
@@ -374,7 +371,7 @@ async def _turn(run: _Run, index: int) -> bool:
     run.out.turns.append(turn)
     at = len(run.history)
     run.history.append(turn.assistant)
-    log_turn(index, turn, used, run.priced)
+    _log_turn(index, turn, used, run.priced)
     if turn.approval_required is not None:
         run.out.stop_reason = "approval_required"
         await _emit_turn(run, index, turn, used)
@@ -429,7 +426,7 @@ async def _call_model(run: _Run, index: int) -> tuple[Turn, TurnUsage]:
 
 async def _stream_reply(
     run: _Run, index: int, sent: list[dict[str, Any]], stream: TurnStream
-) -> tuple[bool, ToolUse | None]:
+) -> tuple[bool, Call | None]:
     """Feed the model's reply to ``stream``: whether it was cut after the first complete call, and that
     call.  A model that fails raises :class:`ModelError` with the result so far."""
     chunks = model_chunks(run.model, sent)
@@ -437,11 +434,8 @@ async def _stream_reply(
     started = time.monotonic()
     try:
         async for chunk in chunks:
-            update = stream.feed(chunk)
-            if update.call_complete:
-                stopped = True
-                done = (e.block for e in update.events if isinstance(e, ToolCompleted) and e.block.complete)
-                call = next(done, None)
+            if stream.feed(chunk).call_complete:
+                stopped, call = True, stream.call
                 break  # a model should not keep writing past its tool call
     except ModelError as e:
         e.result = run.out
@@ -545,6 +539,24 @@ def _text_chars(content: Any) -> int:
         text = content.get("text")
         return (len(text) if isinstance(text, str) else 0) + _text_chars(content.get("content"))
     return 0
+
+
+def _log_turn(index: int, turn: Turn, used: TurnUsage, priced: bool) -> None:
+    """The host's line a turn (INFO): tokens (``~`` when estimated), characters sent, cost, outcome."""
+    if log.isEnabledFor(logging.INFO):
+        about = "~" if used.estimated else ""
+        cost = f", ${used.cost:.4f}" if priced else ""
+        log.info(
+            "turn %d: %s%d tokens in, %s%d out, %d characters sent%s; %s",
+            index + 1,
+            about,
+            used.prompt_tokens,
+            about,
+            used.completion_tokens,
+            used.sent_chars,
+            cost,
+            turn_summary(turn).removeprefix("turn: "),
+        )
 
 
 def _mark(index: int, turn: Turn, at: int, result_at: int | None) -> TurnMark:
