@@ -480,6 +480,8 @@ def add_demo_parser(sub: Subparsers) -> None:
 
 def add_replay_parser(sub: Subparsers) -> None:
     """``xmltools replay FILE``: where it runs, what it leaves, what is drift, this machine's browser."""
+    from .options import headed_option
+
     p = sub.add_parser(
         "replay",
         help="replay a transcript and report every step that drifted or failed",
@@ -493,19 +495,17 @@ def add_replay_parser(sub: Subparsers) -> None:
     _add_replay_comparison_arguments(p)
     p.add_argument("--secret", action="append", default=[], metavar="NAME=VALUE", help="fill {secret:NAME}")
     p.add_argument("--executable", default=None, help="the Chromium to run (this machine's)")
-    p.add_argument("--headed", action="store_true", help="show the browser window")
+    headed_option(p)
     p.add_argument("--remote", default=None, metavar="URL", help="connect to this browser endpoint")
     p.set_defaults(func=cmd_replay)
 
 
 def _add_replay_source_arguments(p: argparse.ArgumentParser) -> None:
     """Where the replay runs (offline, a served folder, a base URL), its recording, and the healer."""
-    from .options import api_key_env_option, provider_option
+    from .options import api_key_env_option, provider_option, serve_option
 
     p.add_argument("--offline", action="store_true", help="feed back the recorded observations; no browser")
-    p.add_argument(
-        "--serve", default=None, metavar="DIR", help="serve a folder on 127.0.0.1 and fill {base_url}"
-    )
+    serve_option(p, help="serve a folder on 127.0.0.1 and fill {base_url} with its address")
     p.add_argument("--base-url", default=None, help="fill {base_url} with this")
     p.add_argument("--record", default=None, metavar="OUT.jsonl", help="record the replay")
     p.add_argument(
@@ -525,12 +525,9 @@ def _add_replay_source_arguments(p: argparse.ArgumentParser) -> None:
 def _add_replay_output_arguments(p: argparse.ArgumentParser) -> None:
     """What the replay leaves: traces, the transcript updated, the report, the diffs; --allow-failures."""
     from ..base.tracing import CLI_TRACING
-    from .options import report_options
+    from .options import report_options, tracing_options
 
-    p.add_argument(CLI_TRACING.flag, **CLI_TRACING.keywords())
-    p.add_argument(
-        "--trace-dir", default="traces", metavar="DIR", help="where the traces go (default traces)"
-    )
+    tracing_options(p, CLI_TRACING)
     p.add_argument(
         "--update",
         action="store_true",

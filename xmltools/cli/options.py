@@ -4,8 +4,10 @@ Each command declares its parser beside itself (``add_parser`` in :mod:`.run`,
 :mod:`.experiment` and :mod:`.export`, ``add_<name>_parser`` in :mod:`.commands`);
 :func:`xmltools.cli.args.build_parser` calls them in the order ``--help`` lists
 them.  What two commands mean alike is written here: the dialects, the model's
-provider and its key, the settings file, the HTML report.  ``--tracing`` is
-declared in :mod:`xmltools.base.tracing`, beside the pytest plugin's.
+provider and its key, the settings file, the HTML report, the browser shown
+(``--headed``), the folder served (``--serve``) and the traces (``--tracing``,
+whose modes and each command's help are in :mod:`xmltools.base.tracing`,
+beside the pytest plugin's).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import TypeAlias
 
+    from ..base.tracing import TracingOption
+
     # what ``add_subparsers`` returns: each command's ``add_parser`` is given it
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 
@@ -23,9 +27,12 @@ __all__ = [
     "PROFILE_NAMES",
     "api_key_env_option",
     "config_option",
+    "headed_option",
     "profile_option",
     "provider_option",
     "report_options",
+    "serve_option",
+    "tracing_options",
 ]
 
 PROFILE_NAMES = ("roo", "cline", "full", "aleph", "fractal", "forge")
@@ -58,4 +65,25 @@ def report_options(p: argparse.ArgumentParser, metavar: str, help: str) -> None:
     p.add_argument("--report", default=None, metavar=metavar, help=help)
     p.add_argument(
         "--embed", action="store_true", help="embed the report's images (default: files beside it)"
+    )
+
+
+def headed_option(p: argparse.ArgumentParser) -> None:
+    """``--headed``: the browser's window shown (on a machine with a display)."""
+    p.add_argument(
+        "--headed", action="store_true", help="show the browser window (default: headless; needs a display)"
+    )
+
+
+def serve_option(p: argparse.ArgumentParser, help: str) -> None:
+    """``--serve DIR``: a folder served on 127.0.0.1 for the command's duration, its address the site's."""
+    p.add_argument("--serve", default=None, metavar="DIR", help=help)
+
+
+def tracing_options(p: argparse.ArgumentParser, option: TracingOption) -> None:
+    """``--tracing MODE`` (the command's own help, from :mod:`xmltools.base.tracing`) and
+    ``--trace-dir DIR``, where the traces go."""
+    p.add_argument(option.flag, **option.keywords())
+    p.add_argument(
+        "--trace-dir", default="traces", metavar="DIR", help="where the traces go (default: traces)"
     )

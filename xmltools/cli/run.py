@@ -1,14 +1,35 @@
-"""``xmltools run``: a task for a model, with the browser, recorded and reported if asked."""
+"""``xmltools run``: a task for a model, with the browser, recorded and reported if asked.
+
+What it prints: stdout holds the model's final answer and nothing else (the
+completion tool's result, or its last reply when it ended without a tool; a
+typed result as JSON), so that ``answer=$(xmltools run ...)`` works; with
+``--json``, one JSON object instead (:func:`_summary`).  Each turn, the
+loop's notes and how the run stopped go to stderr, through :class:`.status.Status`,
+which also shows what the run waits for when stderr is a terminal.  With
+``-v`` the log's line a turn takes the place of the run's own.
+
+The system prompt is taken once the configured MCP servers have started (in
+the event loop the run uses them from), so that it lists their tools.  The
+site is ``--site-url``, or the folder ``--serve`` serves; its address fills
+``{base_url}`` in the task and is written as ``{base_url}`` in the recording.
+Its parser is :mod:`.runparser`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError, XmltoolsError
+from ..errors import BrowserError, ModelError, UsageError, XmltoolsError
+from .interrupt import kept
+from .interrupt import run as run_interruptibly
+from .runparser import run_parser
+from .status import Status
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -21,10 +42,7 @@ if TYPE_CHECKING:
     from ..tools import Tool
     from .options import Subparsers
 
-
-from . import interrupt
-from .common import load_config
-from .options import api_key_env_option, config_option, provider_option, report_options
+__all__ = ["add_parser", "cmd_run"]
 
 _RUN_RESERVED = {
     "model": "--model",
@@ -61,7 +79,7 @@ def _run_options(args: argparse.Namespace) -> dict[str, Any]:
 
 @dataclass
 class _Run:
-    """A run made ready: its arguments, settings, model and interpreter, and the opening messages."""
+    """A run made ready: its arguments, settings, model and interpreter, where it speaks, its messages."""
 
     args: argparse.Namespace
     config: Config
@@ -70,7 +88,12 @@ class _Run:
     completion: Tool | None
     shape: dict[str, Any] | None  # the JSON Schema the result must satisfy (--result-schema)
     interp: AsyncInterpreter
-    messages: list[dict[str, Any]]
+    status: Status  # stderr: the run's lines, and what it waits for on a terminal
+    verbose: bool  # -v: the log says each turn, so the run's own turn lines are left out
+    site: str | None = None  # the site's address (--site-url, --serve): {base_url}
+    task: str = ""  # the task as the model reads it ({base_url} filled)
+    messages: list[dict[str, Any]] = field(default_factory=list)  # the system prompt and the task
+    turns: int = 0  # turns done so far
 
 
 @dataclass
@@ -82,29 +105,43 @@ class _Recording:
     turns: int = 0  # written so far
 
 
+def add_parser(sub: Subparsers) -> None:
+    """``xmltools run``: its arguments (:mod:`.runparser`), and this command."""
+    run_parser(sub).set_defaults(func=cmd_run)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    """Run the task: make the run ready, record it if asked, drive the loop, say how it ended."""
+    """Run the task: make the run ready, serve its site, record it if asked, drive the loop, say how
+    it ended: the answer (or the JSON summary) on stdout, the rest on stderr."""
     options = _run_options(args)  # before anything else: a bad --extra is a one-line error
     run = _prepare(args, options)
     with contextlib.ExitStack() as stack:
+        stack.enter_context(run.status)
+        run.site = _site(args, stack, run.status)
+        run.task = _task(args.task, run.site)
         recording = _start_recording(run, stack)
+        traced = _Traces.begin(args)
         res = _drive(run, recording)
-        _finish(run, res, recording)
-    # 0: the model ended the run (it completed, or answered without a tool); 1: the loop stopped it
-    # (the mistake limit; out of turns, even when the model answered on the last turn it was given,
-    # since it did not finish on its own; or a call held for an approval the command cannot give)
-    return 0 if res.stop_reason in ("no_tool", "completed") else 1
+        # 0: the model ended the run (it completed, or answered without a tool); 1: the loop stopped
+        # it (the mistake limit; out of turns, even when the model answered on the last turn it was
+        # given, since it did not finish on its own; or a call held for an approval it cannot give)
+        rc = 0 if res.stop_reason in ("no_tool", "completed") else 1
+        summary = _finish(run, res, recording, traced.kept(ok=rc == 0))
+    _print_answer(run, res, summary)
+    return rc
 
 
 def _prepare(args: argparse.Namespace, options: dict[str, Any]) -> _Run:
-    """The settings, the model and its key, the tools offered, the interpreter and the first messages."""
+    """The settings, the model and its key, the tools offered and the interpreter; a headed browser
+    without a display is refused here, before anything starts."""
     import os
 
     from ..interpreter import AsyncInterpreter
     from ..loop import loop_registry
     from ..models.adapters import build_model
 
-    config = load_config(args)
+    config = _config(args)
+    _check_display(args, config)
     model = build_model(
         args.provider,
         args.model,
@@ -114,19 +151,41 @@ def _prepare(args: argparse.Namespace, options: dict[str, Any]) -> _Run:
         stream=not args.no_stream,
         options=options,
     )
-    if args.provider == "anthropic":
-        config = config.model_copy(update={"shape": "anthropic"})
     # the key is kept out of the recording
     key = os.environ.get(args.api_key_env) if args.api_key_env else None
     if key is None and args.provider == "openai":
         key = os.environ.get("OPENAI_API_KEY") or "not-needed"
     completion, shape = _completion(args)
     interp = AsyncInterpreter(config, registry=loop_registry(config, completion))
-    messages = [
-        {"role": "system", "content": interp.system_prompt()},
-        {"role": "user", "content": args.task},
-    ]
-    return _Run(args, config, model, key, completion, shape, interp, messages)
+    verbose = bool(getattr(args, "verbose", 0))
+    return _Run(args, config, model, key, completion, shape, interp, Status(), verbose)
+
+
+def _config(args: argparse.Namespace) -> Config:
+    """The settings, with what the command line says: the viewport, a headed browser, the traces'
+    folder, and Anthropic's shape of results with its provider."""
+    from ..config.settings import Config
+
+    overrides: dict[str, Any] = {}
+    if args.viewport:
+        overrides["viewport"] = args.viewport
+    if args.headed:
+        overrides["headless"] = False
+    if args.tracing != "off":
+        overrides["trace_dir"] = args.trace_dir
+    if args.provider == "anthropic":
+        overrides["shape"] = "anthropic"
+    return Config.load(args.config, **overrides)
+
+
+def _check_display(args: argparse.Namespace, config: Config) -> None:
+    """A browser to be shown (``--headed``, or ``headless = false`` in the settings) on a machine
+    with no display is one line (exit 3), said before the model is asked anything."""
+    from ..browser.locate import has_display, no_display
+
+    if config.headless or config.remote or has_display():
+        return
+    raise BrowserError(no_display("--headed" if args.headed else "the setting headless = false"))
 
 
 def _completion(args: argparse.Namespace) -> tuple[Tool | None, dict[str, Any] | None]:
@@ -142,10 +201,39 @@ def _completion(args: argparse.Namespace) -> tuple[Tool | None, dict[str, Any] |
     return completion, shape
 
 
+def _site(args: argparse.Namespace, stack: contextlib.ExitStack, status: Status) -> str | None:
+    """The site's address: the folder ``--serve`` serves (for the run's duration), or ``--site-url``."""
+    if args.serve and args.site_url:
+        raise UsageError("--serve gives the site its address: leave out --site-url, or --serve")
+    if args.serve:
+        from ..base.serve import serve_directory
+
+        url: str = stack.enter_context(serve_directory(args.serve))
+        status.say(f"serving {args.serve} at {url}")
+        return url
+    if args.site_url:
+        if not args.site_url.startswith(("http://", "https://")):
+            raise UsageError(f"--site-url {args.site_url}: give an address such as http://127.0.0.1:3000")
+        return str(args.site_url).rstrip("/")
+    return None
+
+
+def _task(task: str, site: str | None) -> str:
+    """The task as the model reads it: ``{base_url}`` is the site's address; a task that does not name
+    the site is told where it is."""
+    if site is None:
+        if "{base_url}" in task:
+            raise UsageError("the task names {base_url}: give the site's address with --site-url or --serve")
+        return task
+    if "{base_url}" in task:
+        return task.replace("{base_url}", site)
+    return task if site in task else f"{task}\n\nThe site is at {site}/."
+
+
 def _start_recording(run: _Run, stack: contextlib.ExitStack) -> _Recording | None:
-    """The transcript, opened with the first two messages, when --record or --report asks for one."""
+    """The transcript, opened (its header) when --record or --report asks for one; its first two
+    messages are written once the prompt is known (:func:`_begin`)."""
     import tempfile
-    from pathlib import Path
 
     args = run.args
     record = args.record
@@ -153,77 +241,142 @@ def _start_recording(run: _Run, stack: contextlib.ExitStack) -> _Recording | Non
         record = str(Path(stack.enter_context(tempfile.TemporaryDirectory())) / "run.jsonl")
     if not record:
         return None
-    writer = stack.enter_context(_run_writer(record, args, run.config, run.interp, run.completion, run.key))
-    writer.message("system", run.messages[0]["content"])
-    writer.message("user", args.task)
+    writer = stack.enter_context(_run_writer(record, run))
     return _Recording(record, writer)
 
 
 def _drive(run: _Run, recording: _Recording | None) -> LoopResult:
-    """The loop, a line a turn; a failure ends the recording as failed before it is raised."""
+    """The loop, a line a turn; a failure ends the recording as failed before it is raised (a model
+    that cannot be reached is said with its address)."""
     from ..loop import arun_loop
     from ..models.adapters import aclose_client
 
-    progress = _progress(recording)
-
     async def drive() -> LoopResult:
+        ticker = asyncio.create_task(run.status.ticking()) if run.status.live else None
         try:
+            await _begin(run, recording)
             return await arun_loop(
                 run.model,
                 run.messages,
                 interpreter=run.interp,
                 max_turns=run.args.max_turns,
-                on_event=progress,
+                on_event=_progress(run, recording),
+                on_wait=lambda what: run.status.wait(f"turn {run.turns + 1}: waiting for {what}"),
                 result=run.shape,
             )
         finally:
-            await aclose_client(run.model.client)  # its connections, on the loop they belong to
+            if ticker is not None:
+                ticker.cancel()
+            run.status.done()
+            try:
+                await aclose_client(run.model.client)  # its connections, on the loop they belong to
+            finally:
+                await run.interp.aclose()  # the browser (its traces written) and the MCP servers
 
     try:
-        return interrupt.run(drive())
+        return run_interruptibly(drive())
     except XmltoolsError as e:
+        said = _unreachable(run, e) or e
         if recording is not None:
-            _record_failure(run.args, recording, e)
-        raise
+            _record_failure(run, recording, said)
+        if said is e:
+            raise
+        raise said from e
     except KeyboardInterrupt:
         if recording is not None:
             _record_interrupt(run.args, recording)
         raise
 
 
-def _progress(recording: _Recording | None) -> Callable[[LoopEvent], None]:
-    """A line for each turn, checklist, nudge and budget note, each also in the transcript if any."""
+async def _begin(run: _Run, recording: _Recording | None) -> None:
+    """Start the MCP servers (so that the prompt lists their tools), then the first two messages: the
+    system prompt, as the model gets it, and the task; the recording writes them too."""
+    if run.interp.mcp:
+        run.status.wait("starting the MCP servers")
+        await run.interp.start_servers()
+        run.status.done()
+    system = run.interp.system_prompt()
+    run.messages = [{"role": "system", "content": system}, {"role": "user", "content": run.task}]
+    if recording is not None:
+        recording.writer.message("system", system)
+        recording.writer.message("user", run.task)
+
+
+def _progress(run: _Run, recording: _Recording | None) -> Callable[[LoopEvent], None]:
+    """A line for each turn, checklist, nudge and budget note, each also in the transcript if any
+    (with -v the log has the turns, nudges and budget notes: the run does not say them again)."""
     from ..loop import turn_line
 
     writer = recording.writer if recording is not None else None
+    say = run.status.say
 
     def progress(e: LoopEvent) -> None:
         if e.kind == "turn" and e.turn is not None:
+            run.status.done()
+            run.turns += 1
             if recording is not None:
                 recording.writer.turn(e.turn, e.usage)
                 recording.turns += 1
-            print(turn_line(e.index, e.turn), flush=True)
+            if not run.verbose:
+                say(turn_line(e.index, e.turn))
         elif e.kind in ("nudge", "budget") and e.note is not None:
             if writer is not None:
                 writer.note(e.kind, e.note)
-            print(f"  {e.kind}: {e.note.splitlines()[0]}", flush=True)
+            if not run.verbose:
+                say(f"  {e.kind}: {e.note.splitlines()[0]}")
         elif e.kind == "progress" and e.turn is not None and e.turn.progress is not None:
-            print(f"  progress: {e.turn.progress.summary()}", flush=True)  # the transcript has it on the turn
+            say(f"  progress: {e.turn.progress.summary()}")  # the transcript has it on the turn
 
     return progress
 
 
-def _record_failure(args: argparse.Namespace, recording: _Recording, e: XmltoolsError) -> None:
+def _unreachable(run: _Run, e: XmltoolsError) -> ModelError | None:
+    """A model error that comes from not reaching the model's server at all, said with its address:
+    ``cannot reach the model at http://127.0.0.1:9/v1: connection refused``; None for any other."""
+    if not isinstance(e, ModelError):
+        return None
+    why = _connect_failure(e)
+    if why is None:
+        return None
+    url = run.args.base_url or str(getattr(run.model.client, "base_url", "") or "")
+    said = ModelError(f"cannot reach the model at {url.rstrip('/')}: {why}")
+    said.result = e.result
+    return said
+
+
+def _connect_failure(e: BaseException) -> str | None:
+    """Why a connection to the server could not be made, from the exceptions ``e`` was raised from
+    (refused, a host name not known, no answer in time); None when a connection was made."""
+    import socket
+
+    connect, why, seen = False, None, set()
+    cause: BaseException | None = e.__cause__
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        name = type(cause).__name__
+        if isinstance(cause, ConnectionRefusedError):
+            connect, why = True, "connection refused"
+        elif isinstance(cause, socket.gaierror):
+            connect, why = True, f"the host name is not known ({cause.strerror})"
+        elif name in ("ConnectError", "ConnectTimeout"):  # HTTP clients' names for a failed connect
+            connect = True
+            why = why or ("no answer in time" if "Timeout" in name else str(cause) or name)
+        cause = cause.__cause__ or cause.__context__
+    return why if connect else None
+
+
+def _record_failure(run: _Run, recording: _Recording, e: XmltoolsError) -> None:
     """End the transcript as failed; with --report, report the turns before the failure."""
     from ..record.report import write_report
 
+    args = run.args
     with contextlib.suppress(XmltoolsError, OSError):
         recording.writer.end("failed", type(e).__name__, str(e).splitlines()[0] if str(e) else None)
     if args.report:  # the turns before the failure are worth a report
         recording.writer.close()
         with contextlib.suppress(XmltoolsError, OSError):
             failed = write_report(args.report, recording.path, embed=args.embed)
-            print(f"report (up to the failure): {failed}")
+            run.status.say(f"report (up to the failure): {failed}")
 
 
 def _record_interrupt(args: argparse.Namespace, recording: _Recording) -> None:
@@ -235,62 +388,112 @@ def _record_interrupt(args: argparse.Namespace, recording: _Recording) -> None:
         recording.writer.end("interrupted", "interrupted", f"{turns} turns before the interrupt")
     recording.writer.close()
     if args.record:
-        interrupt.kept(f"the transcript {args.record} ({turns} turns, ended)")
+        kept(f"the transcript {args.record} ({turns} turns, ended)")
     if args.report:
         with contextlib.suppress(XmltoolsError, OSError):
-            interrupt.kept(f"the report {write_report(args.report, recording.path, embed=args.embed)}")
+            kept(f"the report {write_report(args.report, recording.path, embed=args.embed)}")
 
 
-def _finish(run: _Run, res: LoopResult, recording: _Recording | None) -> None:
-    """Say how the run stopped and its result; end the transcript, and write the report from it."""
+@dataclass
+class _Traces:
+    """The Playwright traces of a run (``--tracing``): those its folder held before it, to tell its own."""
+
+    folder: Path | None
+    mode: str
+    before: set[Path]
+
+    @classmethod
+    def begin(cls, args: argparse.Namespace) -> _Traces:
+        folder = Path(args.trace_dir) if args.tracing != "off" else None
+        return cls(folder, args.tracing, set(folder.glob("trace-*.zip")) if folder is not None else set())
+
+    def kept(self, *, ok: bool) -> list[str]:
+        """The run's traces; with retain-on-failure, none (removed) when the run ended well."""
+        if self.folder is None:
+            return []
+        made = sorted(set(self.folder.glob("trace-*.zip")) - self.before)
+        if self.mode == "retain-on-failure" and ok:
+            for path in made:
+                path.unlink(missing_ok=True)
+            return []
+        return [str(p) for p in made]
+
+
+def _finish(run: _Run, res: LoopResult, recording: _Recording | None, traces: list[str]) -> dict[str, Any]:
+    """Say how the run stopped (stderr); end the transcript, write the report from it, say where
+    they and the traces are; the summary ``--json`` prints."""
     from ..record.report import write_report
 
-    args = run.args
-    print(f"stopped: {res.stop_reason} after {len(res.turns)} turns; {res.usage.describe()}")
-    if res.output is not None:
-        print(f"result: {json.dumps(res.output, ensure_ascii=False)}")
-    if recording is None:
-        return
-    ended = "completed" if res.stop_reason in ("no_tool", "completed") else "stopped"
-    recording.writer.end(ended, res.stop_reason, f"{len(res.turns)} turns; {res.usage.describe()}")
-    recording.writer.close()
-    if args.record:
-        print(f"recording: {args.record}")
-    if args.report:
-        print(f"report: {write_report(args.report, recording.path, embed=args.embed)}")
+    args, say = run.args, run.status.say
+    say(f"stopped: {res.stop_reason} after {len(res.turns)} turns; {res.usage.describe()}")
+    report = None
+    if recording is not None:
+        ended = "completed" if res.stop_reason in ("no_tool", "completed") else "stopped"
+        recording.writer.end(ended, res.stop_reason, f"{len(res.turns)} turns; {res.usage.describe()}")
+        recording.writer.close()
+        if args.record:
+            say(f"recording: {args.record}")
+        if args.report:
+            report = str(write_report(args.report, recording.path, embed=args.embed))
+            say(f"report: {report}")
+    for trace in traces:
+        say(f"trace: {trace}")
+    return _summary(run, res, report, traces)
 
 
-def _run_writer(
-    record: str,
-    args: argparse.Namespace,
-    config: Config,
-    interp: AsyncInterpreter,
-    completion: Tool | None,
-    key: str | None,
-) -> TranscriptWriter:
-    """A fresh transcript for ``run --record``: the settings, the template hashes and the tools offered."""
-    from pathlib import Path
+def _summary(run: _Run, res: LoopResult, report: str | None, traces: list[str]) -> dict[str, Any]:
+    """What ``--json`` prints: how the run stopped, what it used, the answer, and what it left."""
+    u = res.usage
+    out: dict[str, Any] = {
+        "stop_reason": res.stop_reason,
+        "turns": len(res.turns),
+        "usage": {
+            "prompt_tokens": u.prompt_tokens,
+            "completion_tokens": u.completion_tokens,
+            "calls": u.calls,
+            "estimated_calls": u.estimated_calls,  # calls whose tokens are estimates
+        },
+        "cost": res.cost,
+        "answer": res.answer,
+    }
+    if run.shape is not None:
+        out["result"] = res.output  # the typed result: None unless a valid one ended the run
+    out.update(site_url=run.site, recording=run.args.record, report=report, traces=traces)
+    return out
 
+
+def _print_answer(run: _Run, res: LoopResult, summary: dict[str, Any]) -> None:
+    """stdout: the JSON summary (--json), or the answer alone (a typed result as JSON), or nothing."""
+    if run.args.json:
+        print(json.dumps(summary, ensure_ascii=False), flush=True)
+    elif run.shape is not None and res.output is not None:
+        print(json.dumps(res.output, ensure_ascii=False), flush=True)
+    elif res.answer:
+        print(res.answer, flush=True)
+
+
+def _run_writer(record: str, run: _Run) -> TranscriptWriter:
+    """A fresh transcript for ``run --record``: the settings, the template hashes, the tools offered,
+    and the site's address, written as ``{base_url}``."""
     from ..record.transcript import TranscriptWriter, new_header
 
     path = Path(record)
     if path.exists() and not path.is_file():
         raise UsageError(f"--record {record}: is a folder, not a file")
     header = new_header(
-        config,
-        interp.renderer.template_hashes(),
-        tools=[completion.name] if completion is not None else [],
-        title=f"xmltools run, model {args.model}",
-        description=args.task,
+        run.config,
+        run.interp.renderer.template_hashes(),
+        tools=[run.completion.name] if run.completion is not None else [],
+        title=f"xmltools run, model {run.args.model}",
+        description=run.args.task,
     )
+    key = run.key
     secrets = [key] if key and key != "not-needed" else []  # never written, should a page show it
-    return TranscriptWriter(path, header, secrets=secrets)
+    return TranscriptWriter(path, header, secrets=secrets, base_url=run.site)
 
 
 def _result_schema(path: str) -> dict[str, Any]:
     """The JSON Schema a run's result must satisfy; a file that is not one is a one-line usage error."""
-    from pathlib import Path
-
     try:
         schema = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -300,75 +503,3 @@ def _result_schema(path: str) -> dict[str, Any]:
     if not isinstance(schema, dict):
         raise UsageError(f"--result-schema {path}: a JSON Schema is an object, not {type(schema).__name__}")
     return schema
-
-
-def add_parser(sub: Subparsers) -> None:
-    """``xmltools run --model M --task T``: the model, the loop's limits, the recording and the report."""
-    p = sub.add_parser(
-        "run",
-        help="run the browser_action loop against an OpenAI-compatible server or Anthropic's API",
-        description="Exit codes: 0 the model ended the run (it completed, or answered without a tool);"
-        " 1 the loop stopped it (the mistake limit; --max-turns, even when the model answered on the"
-        " last turn it was given; a call held for approval); 2 a usage error; 3 the environment (no"
-        " browser, a model endpoint that fails, an MCP server that does not start).",
-    )
-    provider_option(
-        p,
-        help="openai: any OpenAI-compatible chat server (the default); anthropic: the Messages API"
-        " (with it, results are sent in Anthropic's shape)",
-    )
-    p.add_argument(
-        "--base-url",
-        default=None,
-        help="such as http://127.0.0.1:8000/v1 (openai reads OPENAI_BASE_URL and anthropic"
-        " ANTHROPIC_BASE_URL when it is not given)",
-    )
-    p.add_argument("--model", required=True)
-    api_key_env_option(
-        p, help="the variable holding the API key (default: OPENAI_API_KEY or ANTHROPIC_API_KEY)"
-    )
-    p.add_argument("--task", required=True, help="what the model should do")
-    p.add_argument("--max-turns", type=int, default=20)
-    config_option(p, help="a TOML configuration file")
-    p.add_argument("--viewport", default=None, help="WIDTHxHEIGHT")
-    _add_model_call_arguments(p)
-    p.add_argument(
-        "--record",
-        default=None,
-        metavar="FILE",
-        help="record the run as a transcript (screenshots beside it), for replay and score",
-    )
-    report_options(p, metavar="FILE", help="write the run's HTML report")
-    p.set_defaults(func=cmd_run)
-
-
-def _add_model_call_arguments(p: argparse.ArgumentParser) -> None:
-    """How the model is called, and how the run ends: --no-stream to --no-completion-tool."""
-    p.add_argument("--no-stream", action="store_true", help="ask for whole replies instead of a stream")
-    p.add_argument("--retries", type=int, default=2, help="HTTP retries of the client")
-    p.add_argument("--temperature", type=float, default=None, help="the model's sampling temperature")
-    p.add_argument(
-        "--max-tokens",
-        type=int,
-        default=None,
-        metavar="N",
-        help="the longest reply, in tokens (anthropic's default: 4096)",
-    )
-    p.add_argument(
-        "--extra",
-        default=None,
-        metavar="JSON",
-        help="other options of the model's create call, as a JSON object, such as '{\"top_p\": 0.9}'",
-    )
-    p.add_argument(
-        "--result-schema",
-        default=None,
-        metavar="SCHEMA.json",
-        help="the result must be JSON of this schema: the completion tool refuses one that is not, and"
-        " the result is printed",
-    )
-    p.add_argument(
-        "--no-completion-tool",
-        action="store_true",
-        help="do not offer attempt_completion (the model then ends by answering without a tool)",
-    )

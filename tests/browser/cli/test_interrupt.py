@@ -38,25 +38,28 @@ def _interrupt(
     sig: int = signal.SIGINT,
     again: bool = False,
     env: dict[str, str] | None = None,
+    watch: str = "stdout",
 ) -> tuple[int, str, str]:
-    """Start ``cmd`` in a session of its own, send ``sig`` to its group once ``when(stdout)`` holds
-    (twice, 0.2 s apart, with ``again``); its exit code, stdout and stderr, once nothing of the session
-    is left."""
+    """Start ``cmd`` in a session of its own, send ``sig`` to its group once ``when(...)`` holds of
+    what it wrote to ``watch`` (stdout or stderr; twice, 0.2 s apart, with ``again``); its exit code,
+    stdout and what it wrote to stderr after the signal, once nothing of the session is left."""
     out, err = cwd / "stdout.txt", cwd / "stderr.txt"
+    watched = out if watch == "stdout" else err
     with out.open("wb") as o, err.open("wb") as e:
         p = subprocess.Popen(cmd, cwd=cwd, stdout=o, stderr=e, start_new_session=True, env=env)
         deadline = time.monotonic() + 90
-        while not when(out.read_text(errors="replace")):
+        while not when(watched.read_text(errors="replace")):
             assert p.poll() is None, f"ended before the signal: {err.read_text()}"
-            assert time.monotonic() < deadline, out.read_text()
+            assert time.monotonic() < deadline, watched.read_text()
             time.sleep(0.05)
+        before = err.stat().st_size  # what the command said on stderr before the signal (run's turns)
         os.killpg(p.pid, sig)
         if again:
             time.sleep(0.2)
             os.killpg(p.pid, sig)
         rc = p.wait(60)
     _wait_for_no_process_of(p.pid)
-    return rc, out.read_text(), err.read_text()
+    return rc, out.read_text(), err.read_bytes()[before:].decode(errors="replace")
 
 
 def _wait_for_no_process_of(session: int) -> None:
@@ -128,6 +131,7 @@ def test_ctrl_c_in_run_ends_the_transcript_and_writes_the_report(tmp_path: Path,
             _run(base, site, "--record", "run.jsonl", "--report", "run.html"),
             tmp_path,
             lambda s: s.count("scroll_down") >= 1,
+            watch="stderr",  # the run's turns are said on stderr
         )
     assert rc == 130, err
     line = _one_line(err)

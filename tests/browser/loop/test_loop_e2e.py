@@ -81,8 +81,9 @@ def test_cli_run_against_the_local_server(site: str) -> None:
             env={**os.environ, "MY_KEY": "secret-value"},
         )
     assert r.returncode == 0, r.stderr
-    assert "turn 1: browser_action launch: ok" in r.stdout and "turn 3: no tool call" in r.stdout
-    assert "stopped: no_tool" in r.stdout
+    assert r.stdout == "Finished.\n"  # the answer alone; the turns and the stop on stderr
+    assert "turn 1: browser_action launch: ok" in r.stderr and "turn 3: no tool call" in r.stderr
+    assert "stopped: no_tool" in r.stderr
     system = server.requests[0]["messages"][0]
     assert system["role"] == "system" and "browser_action" in system["content"]
     assert server.requests[0]["messages"][1] == {"role": "user", "content": "open the form"}

@@ -177,9 +177,12 @@ def test_run_with_an_unreachable_remote_is_exit_3(tmp_path: Path, capsys: pytest
     assert line.endswith("(-v shows more)")  # the rest of the help is there with -v
 
 
-def test_run_with_an_unreachable_model_is_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_with_an_unreachable_model_is_exit_3_and_names_its_address(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     rc = main(run_args("http://127.0.0.1:9/v1"))
-    assert rc == 3 and "the model endpoint failed" in one_line(capsys.readouterr().err)
+    line = one_line(capsys.readouterr().err)
+    assert rc == 3 and line == "xmltools: cannot reach the model at http://127.0.0.1:9/v1: connection refused"
 
 
 def test_demo_with_no_browser_is_one_line_and_exit_3(
@@ -341,7 +344,9 @@ def test_no_log_without_verbose(capsys: pytest.CaptureFixture[str]) -> None:
     server = ScriptedServer(by_turn([LAUNCH, ba("close"), DONE]))
     with server.running() as base:
         assert main(run_args(base)) == 0
-    assert capsys.readouterr().err == ""
+    err = capsys.readouterr().err
+    assert "INFO" not in err and "xmltools.loop" not in err  # the run's own lines, and no log
+    assert err.splitlines()[0].startswith("turn 1: browser_action launch: ok")
 
 
 def test_very_verbose_shows_the_browser_steps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -379,8 +384,9 @@ def test_a_run_stopped_at_the_mistake_limit_exits_1(capsys: pytest.CaptureFixtur
     server = ScriptedServer(by_turn([], after=ba("click", coordinate="1,1")))  # a click before any launch
     with server.running() as base:
         rc = main(run_args(base))
+    out, err = capsys.readouterr()
     assert rc == EXIT_FAILED == 1
-    assert "stopped: mistake_limit after 3 turns" in capsys.readouterr().out
+    assert "stopped: mistake_limit after 3 turns" in err and out == ""  # no answer was given
 
 
 def test_a_file_that_cannot_be_written_is_one_line(
@@ -403,9 +409,9 @@ def test_run_records_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[s
     server = ScriptedServer(by_turn([LAUNCH, ba("click", coordinate="10,20"), ba("close"), DONE]))
     with server.running() as base:
         rc = main(run_args(base, "--record", str(record), "--report", str(report)))
-    out = capsys.readouterr().out
-    assert rc == 0, out
-    assert f"recording: {record}" in out and f"report: {report}" in out
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert f"recording: {record}" in err and f"report: {report}" in err and out == "done\n"
     t = load_transcript(record)
     assert [r.content for r in t.records if r.role == "user"] == ["open it"]  # type: ignore[union-attr]
     assert len(t.assistant_messages) == 4 and t.header.tools == ["attempt_completion"]
@@ -426,7 +432,7 @@ def test_run_report_without_record(tmp_path: Path, capsys: pytest.CaptureFixture
     server = ScriptedServer(by_turn([LAUNCH, ba("close"), DONE]))
     with server.running() as base:
         assert main(run_args(base, "--report", str(report), "--embed")) == 0
-    assert report.is_file() and "recording:" not in capsys.readouterr().out
+    assert report.is_file() and "recording:" not in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == [report]  # one file: the images are in it
     assert "data:image/webp;base64," in report.read_text()
 
@@ -437,13 +443,13 @@ def test_estimated_tokens_are_marked(capsys: pytest.CaptureFixture[str]) -> None
     server = ScriptedServer(by_turn([LAUNCH, ba("close"), DONE]))
     with server.running() as base:
         assert main(run_args(base)) == 0
-    line = capsys.readouterr().out.splitlines()[-1]
+    line = capsys.readouterr().err.splitlines()[-1]
     assert line.startswith("stopped: completed after 3 turns; tokens: ~")
     assert line.endswith("(estimated for 3 of 3 calls)")
     # whole replies come with the server's count: exact, no ~
     with server.running() as base:
         assert main(run_args(base, "--no-stream")) == 0
-    line = capsys.readouterr().out.splitlines()[-1]
+    line = capsys.readouterr().err.splitlines()[-1]
     assert "; tokens: " in line and "~" not in line and "estimated" not in line
 
 
@@ -472,8 +478,9 @@ def test_a_run_that_fails_midway_keeps_its_recording_and_report(
     with server.running() as base:
         rc = main(run_args(base, "--record", str(record), "--report", str(report)))
     out, err = capsys.readouterr()
-    assert rc == 3 and "the model endpoint failed" in one_line(err)
-    assert f"report (up to the failure): {report}" in out and report.is_file()
+    assert out == "" and err.splitlines()[0].startswith("turn 1: browser_action launch: ok")
+    assert f"report (up to the failure): {report}" in err and report.is_file()
+    assert rc == 3 and "the model endpoint failed" in one_line(err.splitlines()[-1])
     t = load_transcript(record)
     assert len(t.assistant_messages) == 1
     assert t.end is not None and t.end.outcome == "failed" and t.end.reason == "ModelError"
@@ -503,8 +510,8 @@ def test_a_recorded_run_keeps_its_nudges_and_each_calls_tokens_for_the_report(
     record, report = tmp_path / "run.jsonl", tmp_path / "run.html"
     with server.running() as base:
         rc = main(run_args(base, "--max-turns", "30", "--record", str(record), "--report", str(report)))
-    out = capsys.readouterr().out
-    assert rc == 1 and "stopped: stuck after" in out and out.count("  nudge: ") == 3
+    err = capsys.readouterr().err
+    assert rc == 1 and "stopped: stuck after" in err and err.count("  nudge: ") == 3
     t = load_transcript(record)
     notes = [r for r in t.records if isinstance(r, NoteRecord)]
     assert [n.kind for n in notes] == ["nudge"] * 3 and "the same click" in notes[0].text

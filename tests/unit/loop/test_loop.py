@@ -369,8 +369,9 @@ def test_cli_run_passes_model_options(capsys: pytest.CaptureFixture[str]) -> Non
                 '{"top_p": 0.5, "seed": 7, "top_k": 3}',
             ]
         )
-    out = capsys.readouterr().out
-    assert rc == 0 and "turn 1: attempt_completion: ok" in out and "stopped: completed after 1 turns" in out
+    out, err = capsys.readouterr()
+    assert rc == 0 and "turn 1: attempt_completion: ok" in err and "stopped: completed after 1 turns" in err
+    assert out == "done\n"
     req = server.requests[0]
     assert (req["temperature"], req["max_tokens"], req["top_p"], req["seed"]) == (0.5, 200, 0.5, 7)
     assert req["top_k"] == 3  # not an OpenAI option: sent in the body all the same (vLLM knows it)
@@ -383,8 +384,9 @@ def test_cli_run_without_the_completion_tool(capsys: pytest.CaptureFixture[str])
     server = ScriptedServer(by_turn([DONE]))
     with server.running() as base:
         rc = main(["run", "--base-url", base, "--model", "m", "--task", "t", "--no-completion-tool"])
-    out = capsys.readouterr().out
-    assert rc == 0 and "turn 1: no tool call" in out and "stopped: no_tool after 1 turns" in out
+    out, err = capsys.readouterr()
+    assert rc == 0 and "turn 1: no tool call" in err and "stopped: no_tool after 1 turns" in err
+    assert out == DONE + "\n"  # no completion tool: the reply is the answer, as written
     assert "attempt_completion" not in server.requests[0]["messages"][0]["content"]
     assert "temperature" not in server.requests[0]
 
@@ -416,9 +418,10 @@ def test_cli_run_that_answers_on_its_last_turn_names_the_budget_and_exits_1(
     with server.running() as base:
         args = ["run", "--base-url", base, "--model", "m", "--task", "t", "--max-turns", "2"]
         rc = main([*args, "--retries", "0", "--record", str(record)])
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert "This is your last turn" in json.dumps(server.requests[1]["messages"])
-    assert "turn 2: attempt_completion: ok" in out and "stopped: max_turns after 2 turns" in out, out
+    assert "turn 2: attempt_completion: ok" in err and "stopped: max_turns after 2 turns" in err, err
+    assert out == "done\n"  # the answer the last turn asked for
     assert rc == 1
     end = load_transcript(record).end
     assert end is not None and (end.outcome, end.reason) == ("stopped", "max_turns")
