@@ -393,6 +393,7 @@ class _Build:
     nudges: int = 0
     total: float = 0.0
     tokens: list[float] = field(default_factory=lambda: [0, 0, 0.0])  # in, out, cost: of the usage recorded
+    estimated: bool = False  # a step's tokens were estimated: the totals are marked ~, as each step's
     told: dict[int, list[NoteRecord]] = field(default_factory=dict)  # what the loop told the model, by step
 
     def __post_init__(self) -> None:
@@ -413,6 +414,7 @@ class _Build:
             self.tokens[0] += assistant.usage.prompt_tokens
             self.tokens[1] += assistant.usage.completion_tokens
             self.tokens[2] += assistant.usage.cost
+            self.estimated = self.estimated or assistant.usage.estimated
         step.rows = [self.row(index, k, r) for k, r in enumerate(results, 1)]
         if rs is not None:
             self.replayed(step, rs)
@@ -506,7 +508,9 @@ class _Build:
             bad.append(_plural(self.nudges, "nudge"))
         if any(s.usage for s in steps):
             cost = f", ${self.tokens[2]:.4f}" if self.tokens[2] else ""
-            counts.append(f"{int(self.tokens[0]):,} tokens in, {int(self.tokens[1]):,} out{cost}")
+            about = "~" if self.estimated else ""
+            tokens_in, tokens_out = int(self.tokens[0]), int(self.tokens[1])
+            counts.append(f"{about}{tokens_in:,} tokens in, {about}{tokens_out:,} out{cost}")
         return counts, bad
 
 

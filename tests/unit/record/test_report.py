@@ -219,3 +219,24 @@ async def test_a_drifted_step_shows_recorded_live_and_diff_with_what_was_found(r
 
 
 # -- in Chromium ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("estimated", "totals"), [(True, "~2,001 tokens in, ~40 out"), (False, "2,001 tokens in, 40 out")]
+)
+async def test_the_totals_keep_the_mark_of_estimated_tokens(
+    tmp_path: Path, estimated: bool, totals: str
+) -> None:
+    from xmltools.loop import TurnUsage
+    from xmltools.tools import ToolRegistry
+
+    path = tmp_path / "run.jsonl"
+    it = AsyncInterpreter(Config(), registry=ToolRegistry([]), browser=PageBrowser())
+    with TranscriptWriter(path) as w:
+        for n, text in enumerate([ba("launch", url=f"{BASE}/"), ba("close")]):
+            used = TurnUsage(1000 + n, 20, 0.0, 400, estimated=estimated and n == 0)  # one step estimated
+            w.turn(await it.handle(text), used)
+    await it.aclose()
+    html = build_report(path)
+    assert totals in html
+    assert estimated or "~2,001" not in html
