@@ -86,14 +86,19 @@ class Status:
             bar.close()
 
     def _draw(self) -> None:
-        from tqdm import tqdm
-
+        # the terminal's size now (80x24 when it says none, as a bare pseudo-terminal may; tqdm would
+        # then cut the line to nothing)
+        size = shutil.get_terminal_size()
         bar = self._bar
         if bar is None:
-            bar = self._bar = tqdm(total=None, file=self.stream, bar_format="{desc}", leave=False)
+            from tqdm import tqdm
+
+            bar = self._bar = tqdm(
+                total=None, file=self.stream, bar_format="{desc}", leave=False, nrows=size.lines
+            )
         seconds = time.monotonic() - self._since
         text = f"{FRAMES[self._frame % len(FRAMES)]} {self._what} ({seconds:.1f} s)"
-        width = shutil.get_terminal_size().columns - 1
+        width = bar.ncols = size.columns - 1
         bar.set_description_str(text if len(text) <= width else text[: max(0, width - 3)] + "...")
 
 
