@@ -243,3 +243,20 @@ def test_every_option_of_run_says_what_it_does() -> None:
     assert silent == []
     help_text = run.format_help()
     assert "(default: 20)" in help_text and "(default: 2)" in help_text and "(default: traces)" in help_text
+
+
+@pytest.mark.parametrize(
+    ("mode", "ok", "kept"), [("on", True, 1), ("retain-on-failure", True, 0), ("retain-on-failure", False, 1)]
+)
+def test_the_traces_a_run_keeps(tmp_path: Path, mode: str, ok: bool, kept: int) -> None:
+    import argparse
+
+    from xmltools.cli.run import _Traces
+
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    (folder / "trace-1.zip").write_bytes(b"an earlier run's")
+    traces = _Traces.begin(argparse.Namespace(tracing=mode, trace_dir=str(folder)))
+    (folder / "trace-2.zip").write_bytes(b"this run's")  # as the browser writes it when it closes
+    assert traces.kept(ok=ok) == [str(folder / "trace-2.zip")] * kept
+    assert (folder / "trace-2.zip").exists() == bool(kept) and (folder / "trace-1.zip").exists()
