@@ -21,8 +21,8 @@ import sys
 from collections.abc import Iterator, Sequence
 
 from ..errors import EXIT_FAILED, XmltoolsError, exit_code
-from . import interrupt
 from .args import PROFILE_NAMES, build_parser, verbose_everywhere
+from .interrupt import exit_status, handling, said
 
 __all__ = ["PROFILE_NAMES", "build_parser", "main"]
 
@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "chunk", 0) and args.chunk < 0:
         ap.error("--chunk must be positive")
     verbose: int = args.verbose or 0
-    with _log_to_stderr(verbose), interrupt.handling():
+    with _log_to_stderr(verbose), handling():
         try:
             rc: int = args.func(args)
         except BrokenPipeError:  # the reader went away (``xmltools parse | head``): stop quietly
@@ -84,8 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _report_error(e, verbose)
         except KeyboardInterrupt:
             sys.stdout.flush()
-            print(f"xmltools: {interrupt.said()}", file=sys.stderr, flush=True)
-            return interrupt.exit_status()
+            print(f"xmltools: {said()}", file=sys.stderr, flush=True)
+            return exit_status()
     return rc
 
 

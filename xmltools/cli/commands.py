@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 
 
 from ..errors import EXIT_FAILED, EXIT_OK
-from . import interrupt
 from .common import secret_args
+from .interrupt import kept, run_interruptibly
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
@@ -63,11 +63,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     steps: list[ReplayStep] = []
     show = functools.partial(_show_step, total, steps)
     try:
-        done = interrupt.run(runner.run(on_step=show))
+        done = run_interruptibly(runner.run(on_step=show))
     except KeyboardInterrupt:
-        interrupt.kept(f"{len(steps)} of {total} steps replayed")
+        kept(f"{len(steps)} of {total} steps replayed")
         for note in runner.kept:
-            interrupt.kept(note)
+            kept(note)
         raise
     print(done.summary())
     return EXIT_OK if done.ok else EXIT_FAILED

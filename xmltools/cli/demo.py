@@ -19,7 +19,7 @@ from ..loop import turn_line
 from ..record.report import write_report
 from ..record.transcript import load_transcript
 from ..replaying.run import ReplayResult, ReplayStep, replay
-from . import interrupt
+from .interrupt import kept, run_interruptibly
 
 __all__ = ["FIXTURES", "run_demo"]
 
@@ -54,7 +54,7 @@ def run_demo(out_dir: str | Path = "out/demo") -> int:
     with serve_directory(site) as base:
         print(f"serving {site} at {base}; replaying {total} assistant messages in Chromium")
         try:
-            result: ReplayResult = interrupt.run(
+            result: ReplayResult = run_interruptibly(
                 replay(
                     transcript,
                     base_url=base,
@@ -64,9 +64,9 @@ def run_demo(out_dir: str | Path = "out/demo") -> int:
                 )
             )
         except KeyboardInterrupt:
-            interrupt.kept(f"{len(steps)} of {total} steps in {recording}")
+            kept(f"{len(steps)} of {total} steps in {recording}")
             with contextlib.suppress(XmltoolsError, OSError):
-                interrupt.kept(f"the report {write_report(out / 'report.html', recording)}")
+                kept(f"the report {write_report(out / 'report.html', recording)}")
             raise
     report = write_report(out / "report.html", recording)
     failures = [

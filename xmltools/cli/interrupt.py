@@ -1,7 +1,7 @@
 """Ctrl-C and SIGTERM on the command line: the work stops, what was done is kept, one line says so.
 
 A long command (``run``, ``experiment``, ``replay``, ``demo``) runs its
-coroutine through :func:`run`.  The first SIGINT or SIGTERM cancels that
+coroutine through :func:`run_interruptibly`.  The first SIGINT or SIGTERM cancels that
 coroutine: its ``finally`` blocks and ``except`` clauses run as for any
 cancellation (the transcript gets its end record, the report asked for is
 written, the browsers and MCP servers close), then :class:`KeyboardInterrupt`
@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 
 from ..errors import EXIT_INTERRUPTED, EXIT_TERMINATED
 
-__all__ = ["exit_status", "handling", "kept", "run", "said"]
+__all__ = ["exit_status", "handling", "kept", "run_interruptibly", "said"]
 
 T = TypeVar("T")
 
@@ -85,7 +85,7 @@ def handling() -> Iterator[None]:
             signal.signal(s, handler)
 
 
-def run(coro: Coroutine[Any, Any, T]) -> T:
+def run_interruptibly(coro: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(coro)``, cancelled by the first signal: ``KeyboardInterrupt`` once it has ended."""
 
     async def main() -> T:

@@ -260,14 +260,7 @@ async def replay(
     run.prepare(settings, filled, interpreter, heal=heal, on_step=on_step, mcp_calls=mcp_calls)
     run.open(record, filled, diff_dir, keep_header=keep_header)
     run.start(allow_failures, differences)
-    try:
-        await run.replay_steps()
-        run.end()
-    except asyncio.CancelledError:  # interrupted: the recording says so, and keeps what was replayed
-        run.interrupted()
-        raise
-    finally:
-        await run.close(owned=interpreter is None)
+    await run.through(owned=interpreter is None)
     traces.keep(run.result)
     return run.result
 
@@ -583,11 +576,20 @@ class _Run:
         else:
             self.writer.end(self.result.outcome, detail=self.result.summary().splitlines()[0])
 
-    def interrupted(self) -> None:
-        """The recording's ending when the replay was cancelled part-way (Ctrl-C)."""
-        if self.writer is not None:
-            done = len(self.result.steps)
-            self.writer.end("interrupted", "interrupted", f"{done} steps replayed before the interrupt")
+    async def through(self, *, owned: bool) -> None:
+        """Every step, then the recording's ending, whatever happens; the interpreter closed if
+        ``owned``.  Cancelled part-way (Ctrl-C), the recording ends as interrupted, keeping the steps
+        replayed."""
+        try:
+            await self.replay_steps()
+            self.end()
+        except asyncio.CancelledError:
+            if self.writer is not None:
+                done = len(self.result.steps)
+                self.writer.end("interrupted", "interrupted", f"{done} steps replayed before the interrupt")
+            raise
+        finally:
+            await self.close(owned=owned)
 
     async def close(self, *, owned: bool) -> None:
         """Close the recording, and the interpreter when the replay made it."""
