@@ -203,21 +203,22 @@ def _variant(name: str) -> tuple[Variant | None, list[Problem]]:
 
 
 def _check_environment(exp: Experiment, flags: bool, *, warn_only: bool) -> None:
-    """The keys and addresses the environment lacks, named by the file's field or the flag: an error
+    """The keys and addresses the environment lacks, named by the file's field or the flag (a usage
+    error), and the MCP servers' programs the machine lacks (the environment's, exit code 3): an error
     before any model is asked; with ``warn_only`` (a dry run, which asks none) a warning."""
-    from ..lab.plan import environment_problems
+    from ..errors import ConfigError, McpServerError
+    from ..lab.plan import environment_problems, server_problems
     from ..lab.problems import Problem, problems_error
 
-    problems = environment_problems(exp)
+    keys = environment_problems(exp)
     if flags:
-        problems = [Problem(FLAG_OF_FIELD[p.where.rpartition(".")[2]], p.what) for p in problems]
+        keys = [Problem(FLAG_OF_FIELD[p.where.rpartition(".")[2]], p.what) for p in keys]
     label = "" if flags else str(exp.path)
-    if not problems:
-        return
-    if not warn_only:
-        raise problems_error(label, problems)
-    for p in problems:
-        print(f"xmltools: warning: {p.line(label)} (a run needs it)", file=sys.stderr)
+    for problems, error in ((keys, ConfigError), (server_problems(exp), McpServerError)):
+        if problems and not warn_only:
+            raise problems_error(label, problems, error)
+        for p in problems:
+            print(f"xmltools: warning: {p.line(label)} (a run needs it)", file=sys.stderr)
 
 
 def _run(exp: Experiment, args: argparse.Namespace) -> int:

@@ -2,7 +2,9 @@
 each trial verified by checks on its last page, run in parallel, cached, resumable, kept in SQLite.
 
 - :mod:`.plan`: the experiment file (TOML), read and checked whole before anything runs;
-- :mod:`.problems`: the mistakes found in it, a line each naming the field;
+- :mod:`.specs`: its parts as data (variants, models, tasks, checks, judge, limits);
+- :mod:`.rules`: what a part or the machine lacks beyond the fields' types;
+- :mod:`.problems`: the mistakes found, a line each naming the field;
 - :mod:`.kinds`: the fields each kind of check reads;
 - :mod:`.checks`: the checks, registered by kind (url, text, element, aria, js, answer, mcp, judge);
 - :mod:`.cache`: model replies kept on disk;

@@ -38,7 +38,7 @@ from ..mcp.hub import McpHub
 from ..mcp.server import ServerLost
 from ..render.prompts import Renderer
 from .kinds import KINDS, declare_kind
-from .plan import CheckSpec
+from .specs import CheckSpec
 
 __all__ = ["CHECKS", "CheckContext", "KeptSession", "judge_verdict", "register_check", "run_checks"]
 

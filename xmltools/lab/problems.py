@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..base.spelling import closest, did_you_mean
-from ..errors import ConfigError
+from ..errors import ConfigError, XmltoolsError
 
 __all__ = ["Problem", "field_names", "from_pydantic", "problems_error", "raise_problems", "sort_problems"]
 
@@ -199,18 +199,21 @@ def sort_problems(problems: Iterable[Problem], order: Sequence[str] = ()) -> lis
     return sorted(unique, key=key)
 
 
-def problems_error(label: str, problems: Sequence[Problem]) -> ConfigError:
-    """One ConfigError for all of ``problems``: with one, its line; with more, a first line that counts
-    them and shows the first (``exp.toml: 2 mistakes: trails: ... (and 1 more)``), then each on a line."""
+def problems_error(
+    label: str, problems: Sequence[Problem], error: type[XmltoolsError] = ConfigError
+) -> XmltoolsError:
+    """One error (a ConfigError, or ``error``) for all of ``problems``: with one, its line; with more,
+    a first line that counts them and shows the first (``exp.toml: 2 mistakes: trails: ... (and 1
+    more)``), then each on a line."""
     lines = [p.line(label) for p in problems]
     if len(lines) == 1:
-        return ConfigError(lines[0])
+        return error(lines[0])
     first = problems[0].line("")
     head = f"{label + ': ' if label else ''}{len(lines)} mistakes: {first} (and {len(lines) - 1} more)"
-    return ConfigError("\n".join([head, *lines]))
+    return error("\n".join([head, *lines]))
 
 
-def raise_problems(label: str, problems: Sequence[Problem]) -> None:
+def raise_problems(label: str, problems: Sequence[Problem], error: type[XmltoolsError] = ConfigError) -> None:
     """Raise :func:`problems_error` when there is any problem."""
     if problems:
-        raise problems_error(label, problems)
+        raise problems_error(label, problems, error)

@@ -39,6 +39,7 @@ from typing import Any
 from ..base.serve import serve_directory
 from ..browser.pool import default_pool
 from ..config.settings import Config
+from ..errors import McpServerError
 from ..interpreter import AsyncInterpreter
 from ..loop import LoopEvent, arun_loop, loop_registry
 from ..mcp.hub import McpHub
@@ -58,6 +59,7 @@ from .plan import (
     VariantSpec,
     environment_problems,
     experiment_problems,
+    server_problems,
 )
 from .problems import raise_problems
 from .store import Store, TrialRow, TurnRow
@@ -199,11 +201,14 @@ async def run_experiment(
 
 def _refuse_mistakes(exp: Experiment, make_model: ModelMaker) -> None:
     """Before any trial: the experiment's mistakes (a file's were found when it was read; one made in
-    code is checked here), and, for the command line's models, a key or address the environment lacks."""
+    code is checked here); for the command line's models, a key or address the environment lacks; an
+    MCP server's program the machine lacks (an McpServerError)."""
+    label = str(exp.path) if exp.path is not None else "experiment"
     problems = experiment_problems(exp)
     if make_model is default_model:
         problems += environment_problems(exp)
-    raise_problems(str(exp.path) if exp.path is not None else "experiment", problems)
+    raise_problems(label, problems)
+    raise_problems(label, server_problems(exp), McpServerError)  # a program the machine lacks
 
 
 @dataclass(frozen=True)

@@ -321,3 +321,26 @@ def test_an_mcp_check_may_name_a_server_every_variant_brings(tmp_path: Path) -> 
     assert mistakes(tmp_path, text.replace('[[variants]]\nname = "A"', both)) == [
         "tasks[0].checks[0].server: the task's trials have no server named 'todo'"
     ]
+
+
+def test_an_mcp_servers_program_the_machine_lacks_stops_the_run_before_any_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 3 (the environment's), its field named; a dry run warns; run_experiment raises it too."""
+    from xmltools.errors import McpServerError
+
+    server = ScriptedServer(lambda body: "<attempt_completion><result>42</result></attempt_completion>")
+    with server.running() as base:
+        text = ANSWERS.replace("http://127.0.0.1:9/v1", base)
+        text = text.replace(
+            "trials = 2", 'trials = 2\n[mcp_servers]\ntodo = { command = "no-such-program-xyz" }'
+        )
+        path = write(tmp_path, text)
+        said = f"{path}: mcp_servers.todo.command: 'no-such-program-xyz' is not found (a program on PATH, or its path)"
+        assert main(["experiment", "run", str(path), "--out", str(tmp_path / "out")]) == 3
+        assert capsys.readouterr().err == f"xmltools: {said}\n"
+        assert main(["experiment", "run", str(path), "--dry-run"]) == 0
+        assert capsys.readouterr().err == f"xmltools: warning: {said} (a run needs it)\n"
+        with pytest.raises(McpServerError, match="no-such-program-xyz"):
+            asyncio.run(run_experiment(load_experiment(path), tmp_path / "out"))
+    assert server.requests == [] and not (tmp_path / "out").exists()
