@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import EXIT_OK, UsageError
-from . import interrupt
+from .interrupt import kept, run_interruptibly
 from .options import api_key_env_option, provider_option
 
 if TYPE_CHECKING:
@@ -259,7 +259,7 @@ def _run(exp: Experiment, args: argparse.Namespace) -> int:
         line(row, done, total)
 
     try:
-        summary = interrupt.run(
+        summary = run_interruptibly(
             run_experiment(
                 exp,
                 args.out,
@@ -273,7 +273,7 @@ def _run(exp: Experiment, args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         bar.close()
         db = Path(args.out) / "results.sqlite"
-        interrupt.kept(f"{finished} finished trials in {db} (the same command resumes)")
+        kept(f"{finished} finished trials in {db} (the same command resumes)")
         raise
     from ..lab.report import write_experiment_report
 
