@@ -298,8 +298,8 @@ def add_parser(sub: Subparsers) -> None:
         " DB prints its matrix again. Without a file, the flags below run one task (as experiment run"
         " does). The file or the flags are checked whole before any model is asked: each mistake is a"
         " line naming its field or flag. Exit codes: 0 the run ended; 2 a usage error (a bad file or"
-        " flag, a key variable that is not set); 3 the environment (no browser, a model that cannot be"
-        " reached: what was done is kept, and a rerun resumes).",
+        " flag, a key variable that is not set); 3 the environment (an MCP server's program not found,"
+        " no browser, a model that cannot be reached: what was done is kept, and a rerun resumes).",
     )
     _add_run_arguments(p)
     p.set_defaults(func=cmd_experiment, what=None, file=None, csv=False, json=False)
