@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BrowserError, ModelError, UsageError, XmltoolsError
-from .interrupt import kept
-from .interrupt import run as run_interruptibly
+from .interrupt import kept, run_interruptibly
 from .runparser import run_parser
 from .status import Status
 
