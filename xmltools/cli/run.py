@@ -6,7 +6,8 @@ typed result as JSON), so that ``answer=$(xmltools run ...)`` works; with
 ``--json``, one JSON object instead (:func:`_summary`).  Each turn, the
 loop's notes and how the run stopped go to stderr, through :class:`.status.Status`,
 which also shows what the run waits for when stderr is a terminal.  With
-``-v`` the log's line a turn takes the place of the run's own.
+``-v`` the log's line a turn takes the place of the run's own, and the log's
+lines that of the status line.
 
 The system prompt is taken once the configured MCP servers have started (in
 the event loop the run uses them from), so that it lists their tools.  The
@@ -157,7 +158,9 @@ def _prepare(args: argparse.Namespace, options: dict[str, Any]) -> _Run:
     completion, shape = _completion(args)
     interp = AsyncInterpreter(config, registry=loop_registry(config, completion))
     verbose = bool(getattr(args, "verbose", 0))
-    return _Run(args, config, model, key, completion, shape, interp, Status(), verbose)
+    # with -v the log writes to stderr too, and its lines would run into the status line: none then
+    status = Status(live=False) if verbose else Status()
+    return _Run(args, config, model, key, completion, shape, interp, status, verbose)
 
 
 def _config(args: argparse.Namespace) -> Config:

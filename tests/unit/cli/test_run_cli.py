@@ -260,3 +260,14 @@ def test_the_traces_a_run_keeps(tmp_path: Path, mode: str, ok: bool, kept: int) 
     (folder / "trace-2.zip").write_bytes(b"this run's")  # as the browser writes it when it closes
     assert traces.kept(ok=ok) == [str(folder / "trace-2.zip")] * kept
     assert (folder / "trace-2.zip").exists() == bool(kept) and (folder / "trace-1.zip").exists()
+
+
+def test_with_verbose_the_log_takes_the_status_lines_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    server = ScriptedServer(by_turn([LAUNCH, ba("close"), DONE]), latency=0.3)
+    with server.running() as base:
+        assert main(["-v", *run_args(base)]) == 0
+    shown = terminal.getvalue()
+    assert "waiting for" not in shown and "\r" not in shown  # the log's lines run into nothing
+    assert shown.count("INFO xmltools.loop: turn ") == 3
