@@ -20,6 +20,7 @@ from .commands import (
     add_rerender_parser,
     add_score_parser,
 )
+from .examples import add_parser as add_examples_parser
 from .experiment import add_parser as add_experiment_parser
 from .export import add_parser as add_export_parser
 from .options import PROFILE_NAMES
@@ -41,6 +42,7 @@ COMMANDS: tuple[Callable[[Subparsers], None], ...] = (
     add_doctor_parser,
     add_run_parser,
     add_demo_parser,
+    add_examples_parser,
     add_replay_parser,
     add_export_parser,
 )
