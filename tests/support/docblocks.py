@@ -12,16 +12,16 @@ attribute list, which the site's Markdown accepts and GitHub ignores):
 
 Every block that runs has its ``print`` output checked against the ``#>`` lines
 under it, so the output a page shows is the output the code gives.  Each block
-runs in a fresh folder of its own that looks like a checkout of this repository
-to it: ``fixtures/`` (the bundled pages, transcripts and variants), and a copy of
-docs/examples (``flows/``, the scenarios the pages show, and ``experiment.toml``).
+runs in a fresh folder of its own, the one ``xmltools examples DIR`` writes (a copy of
+docs/examples: the served ``site/``, ``flows/``, ``variants/``, ``corpus/``, ``todo/`` and
+the experiment files), as a user runs the examples after ``xmltools examples ex && cd ex``.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,6 +31,13 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
 MODES = ("run", "browser", "pytest", "compile")
+# the pages whose every example runs from the folder ``xmltools examples`` writes, in the order a
+# newcomer reads them (getting-started makes the folder): tests/slow/test_examples_from_wheel.py
+USER_PAGES = [
+    DOCS / "getting-started.md",
+    ROOT / "README.md",
+    *(DOCS / "guides" / f"{name}.md" for name in ("loop", "transcripts", "experiments", "mcp")),
+]
 
 
 def mode(example: CodeExample) -> str:
@@ -49,16 +56,54 @@ def python_fences(page: Path) -> int:
     return len(re.findall(r"^ *```\s*(?:python|py)\b", page.read_text(encoding="utf-8"), re.M))
 
 
+@dataclass(frozen=True)
+class Command:
+    """A command of a ``console`` block (the text after its ``$ ``) and the output shown under it, where
+    a line ``...`` stands for any lines and ``...`` within a line for any text."""
+
+    page: Path
+    line: int
+    text: str
+    output: tuple[str, ...]
+
+
+FENCE = re.compile(r"^ *```([^\n]*)\n(.*?)^ *```", re.M | re.S)
+
+
+def fences(page: Path) -> list[tuple[int, str, str]]:
+    """Every fenced block of a page: the line of its opening fence (from 1), its info string, its text."""
+    text = page.read_text(encoding="utf-8")
+    return [(text[: m.start()].count("\n") + 1, m.group(1).strip(), m.group(2)) for m in FENCE.finditer(text)]
+
+
+def console_blocks(page: Path) -> list[tuple[int, list[Command]]]:
+    """The ``console`` blocks of a page, each as the line of its fence and its commands in order."""
+    blocks = []
+    for line, info, body in fences(page):
+        if info != "console":
+            continue
+        commands: list[Command] = []
+        for n, row in enumerate(body.splitlines(), line + 1):
+            if row.startswith("$ "):
+                commands.append(Command(page, n, row[2:].strip(), ()))
+            elif commands:
+                last = commands[-1]
+                commands[-1] = Command(page, last.line, last.text, (*last.output, row.rstrip()))
+        blocks.append((line, commands))
+    return blocks
+
+
 def project(folder: Path) -> Path:
-    """Lay out ``folder`` as the blocks expect to find a checkout: fixtures/ and docs/examples' files."""
-    (folder / "fixtures").symlink_to(ROOT / "fixtures", target_is_directory=True)
-    shutil.copytree(DOCS / "examples", folder, dirs_exist_ok=True)
+    """Write into ``folder`` what ``xmltools examples`` writes: the folder every block runs in."""
+    from xmltools.cli.examples import copy_examples
+
+    copy_examples(folder, force=True)
     return folder
 
 
 def enter_project(folder: Path, monkeypatch: pytest.MonkeyPatch, keep: tuple[str, ...] = ()) -> Path:
-    """Run a block in ``folder`` laid out as a checkout, with no XMLTOOLS_ variable of this shell but
-    those in ``keep`` (a block reads the settings a user would have)."""
+    """Run a block in ``folder``, made the examples' folder, with no XMLTOOLS_ variable of this shell
+    but those in ``keep`` (a block reads the settings a user would have)."""
     for name in [k for k in os.environ if k.startswith("XMLTOOLS_") and k not in keep]:
         monkeypatch.delenv(name)
     monkeypatch.chdir(project(folder))
