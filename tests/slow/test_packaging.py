@@ -1,25 +1,21 @@
 """What a user installs: the wheel and the sdist, built from the working tree, then the wheel installed
 into a fresh virtual environment and run from a folder outside the tree.
 
-The fresh environment borrows nothing from the development one: it gets the wheel and its
-dependencies from the package index (with pytest, to load the plugin), and every command runs with
-the tree out of sight (another working folder, no ``PYTHONPATH``).
+The fresh environment borrows nothing from the development one (see tests/support/fresh.py): it
+gets the wheel and its dependencies from the package index (with pytest, to load the plugin), and
+every command runs with the tree out of sight (another working folder, no ``PYTHONPATH``).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import tarfile
-import venv
 import zipfile
 from pathlib import Path
 
 import pytest
+from support.fresh import ROOT, Fresh, build, wheel
 
-ROOT = Path(__file__).parents[2]
 SKIP = ("__pycache__", ".pyc", ".pyo")
 
 pytestmark = pytest.mark.slow
@@ -37,18 +33,11 @@ def _files(folder: Path) -> set[str]:
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sdist, then the wheel built from that sdist (as ``python -m build`` does by default)."""
-    out = tmp_path_factory.mktemp("dist")
-    subprocess.run(
-        [sys.executable, "-m", "build", "--no-isolation", "-q", "--outdir", str(out), str(ROOT)],
-        check=True,
-        capture_output=True,
-    )
-    return out
+    return build(tmp_path_factory.mktemp("dist"))
 
 
 def test_the_wheel_holds_every_file_of_the_source_tree_and_nothing_else(dist: Path) -> None:
-    [wheel] = dist.glob("xmltools-*.whl")
-    with zipfile.ZipFile(wheel) as z:
+    with zipfile.ZipFile(wheel(dist)) as z:
         shipped = {n for n in z.namelist() if not n.split("/")[0].endswith(".dist-info")}
     own = {
         f"xmltools/{f}" for f in _files(ROOT / "xmltools") if f.endswith((".py", ".j2")) or f == "py.typed"
@@ -57,10 +46,14 @@ def test_the_wheel_holds_every_file_of_the_source_tree_and_nothing_else(dist: Pa
         own
         | {f"xmltools/prompts/{f}" for f in _files(ROOT / "prompts")}
         | {f"xmltools/fixtures/{f}" for f in _files(ROOT / "fixtures")}
+        # the examples' own files; their links into fixtures/ (the site, ...) are not followed: the
+        # wheel holds those folders once, as fixtures
+        | {f"xmltools/examples/{f}" for f in _files(ROOT / "docs" / "examples")}
     )
     assert not expected - shipped, f"the wheel misses {sorted(expected - shipped)[:10]}"
     assert not shipped - expected, f"the wheel holds more: {sorted(shipped - expected)[:10]}"
     assert "xmltools/lab/__init__.py" in shipped and "xmltools/templates/report.html.j2" in shipped
+    assert "xmltools/examples/todo/server.py" in shipped and "xmltools/fixtures/site/shop.html" in shipped
 
 
 def test_the_sdist_holds_the_tests_docs_and_build_files(dist: Path) -> None:
@@ -117,42 +110,10 @@ def test_the_recorded_demo_replays_through_the_plugin(xmltools_replay):
 """
 
 
-class Fresh:
-    """A fresh virtual environment with the wheel installed, and a working folder outside the tree."""
-
-    def __init__(self, home: Path, wheel: Path) -> None:
-        self.bin = home / "venv" / "bin"
-        self.work = home / "work"
-        self.work.mkdir()
-        venv.create(home / "venv", with_pip=True)
-        self.env = {
-            k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
-        }
-        self.env.update(
-            PATH=f"{self.bin}{os.pathsep}{self.env.get('PATH', '')}", PIP_DISABLE_PIP_VERSION_CHECK="1"
-        )
-        self.run("python", "-m", "pip", "install", "-q", str(wheel), "pytest", timeout=600)
-
-    def run(self, *argv: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-        r = subprocess.run(
-            [str(self.bin / argv[0]), *argv[1:]],
-            cwd=self.work,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        assert r.returncode == 0, (
-            f"{' '.join(argv)} exited {r.returncode}:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
-        )
-        return r
-
-
 def test_a_fresh_environment_runs_what_a_user_runs(dist: Path, tmp_path: Path) -> None:
     """A bare install (no extras) gives the version, every public name and module, the demo and an
     offline replay of its recording, an experiment's dry run, and the pytest plugin on a recording."""
-    [wheel] = dist.glob("xmltools-*.whl")
-    fresh = Fresh(tmp_path, wheel)
+    fresh = Fresh(tmp_path, str(wheel(dist)), "pytest")
     assert fresh.run("xmltools", "--version").stdout.strip().endswith("0.1.0")
 
     info = json.loads(fresh.run("python", "-c", IMPORT_ALL).stdout)
