@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from support.helpers import ROOT
 
+from xmltools import load_experiment
 from xmltools.cli import main
 from xmltools.cli.examples import CONTENTS, copy_examples
 from xmltools.errors import EXIT_OK, EXIT_USAGE, UsageError
@@ -97,3 +98,11 @@ def test_a_file_in_the_way_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "ex").write_text("")
     with pytest.raises(UsageError, match="ex: not a folder"):
         copy_examples(tmp_path / "ex", force=True)
+
+
+@pytest.mark.parametrize("name", ["experiment.toml", "mcp-experiment.toml"])
+def test_the_experiment_files_load_where_they_lie(name: str) -> None:
+    """Their folders (the variant's templates, the served site and its start page) are read relative
+    to the file, in the repository as in the folder the command writes."""
+    experiment = load_experiment(EXAMPLES / name)
+    assert all((EXAMPLES / task.serve / task.start).is_file() for task in experiment.tasks if task.serve)
