@@ -64,7 +64,32 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True)
     for add_parser in COMMANDS:
         add_parser(sub)
+    _everywhere(ap, lambda p: setattr(p, "formatter_class", ShowDefaults))
     return ap
+
+
+class ShowDefaults(argparse.HelpFormatter):
+    """An option's help ends with its default when the default says something (a number, a name, a
+    path), and the help does not give it already; a flag, or an option whose absence means "none",
+    shows nothing more.  argparse's ArgumentDefaultsHelpFormatter would add ``(default: None)`` and
+    ``(default: False)`` to half the options."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        quiet = default is None or isinstance(default, bool) or default == [] or default == argparse.SUPPRESS
+        if quiet or not action.option_strings or "default" in text or "%(default)" in text:
+            return action.help
+        return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
+
+
+def _everywhere(ap: argparse.ArgumentParser, do: Callable[[argparse.ArgumentParser], object]) -> None:
+    """``do`` to a parser and to every subcommand's below it."""
+    do(ap)
+    for action in ap._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for p in action.choices.values():
+                _everywhere(p, do)
 
 
 _VERBOSE_HELP = "show the xmltools log on stderr: -v one line a turn, -vv each browser action too"

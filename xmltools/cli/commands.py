@@ -343,7 +343,12 @@ def add_parse_parser(sub: Subparsers) -> None:
     from .options import profile_option
 
     p = sub.add_parser("parse", help="read a model message on stdin, print its blocks as JSON")
-    p.add_argument("--compat", choices=["default", "roo", "cline"], default="default")
+    p.add_argument(
+        "--compat",
+        choices=["default", "roo", "cline"],
+        default="default",
+        help="default: only complete calls run; roo or cline: read as that agent's own parser reads",
+    )
     profile_option(
         p,
         default="roo",
@@ -363,7 +368,7 @@ def add_parse_parser(sub: Subparsers) -> None:
     p.add_argument(
         "--chunk", type=int, default=0, metavar="N", help="feed the stream parser N characters at a time"
     )
-    p.add_argument("--indent", type=int, default=None)
+    p.add_argument("--indent", type=int, default=None, metavar="N", help="indent the JSON by N spaces")
     p.set_defaults(func=cmd_parse)
 
 
@@ -489,7 +494,7 @@ def add_replay_parser(sub: Subparsers) -> None:
         " date); 1 a step drifted or failed (with --update: nothing written); 2 a usage error"
         " (a bad argument, a missing {base_url} or secret); 3 the environment (no browser).",
     )
-    p.add_argument("file")
+    p.add_argument("file", metavar="FILE.jsonl", help="the recorded transcript")
     _add_replay_source_arguments(p)
     _add_replay_output_arguments(p)
     _add_replay_comparison_arguments(p)
@@ -515,7 +520,7 @@ def _add_replay_source_arguments(p: argparse.ArgumentParser) -> None:
         help="ask this model once about each step whose recorded element is gone, and use its call"
         " when it runs (reported as healed; --update writes it back)",
     )
-    provider_option(p, "--heal-provider")
+    provider_option(p, "--heal-provider", help="the healing model's API: openai or anthropic")
     p.add_argument(
         "--heal-base-url", default=None, help="the healing model's server (openai reads OPENAI_BASE_URL)"
     )

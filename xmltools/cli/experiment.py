@@ -303,7 +303,9 @@ def add_parser(sub: Subparsers) -> None:
     )
     _add_run_arguments(p)
     p.set_defaults(func=cmd_experiment, what=None, file=None, csv=False, json=False)
-    inner = p.add_subparsers(dest="what", metavar="{run,show}", title="commands")
+    inner = p.add_subparsers(
+        dest="what", metavar="{run,show}", title="commands", help="run a file, or show a run's results"
+    )
     run = inner.add_parser(
         "run",
         help="run an experiment file, or one task given by flags",

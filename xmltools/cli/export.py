@@ -41,7 +41,7 @@ def add_parser(sub: Subparsers) -> None:
         description="Exit codes: 0 written; 2 a usage error (a transcript that cannot be read, or has"
         " nothing recorded to export; an output file that cannot be written).",
     )
-    p.add_argument("file")
+    p.add_argument("file", metavar="FILE.jsonl", help="the recorded transcript")
     p.add_argument("--pytest", action="store_true", required=True, help="a pytest-playwright test module")
     p.add_argument("-o", "--output", default=None, metavar="OUT.py", help="write it here (default: stdout)")
     p.set_defaults(func=cmd_export)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BrowserError, ModelError, UsageError, XmltoolsError
+from ..errors import ModelError, UsageError, XmltoolsError
 from .interrupt import kept, run_interruptibly
 from .runparser import run_parser
 from .status import Status
@@ -182,12 +182,13 @@ def _config(args: argparse.Namespace) -> Config:
 
 def _check_display(args: argparse.Namespace, config: Config) -> None:
     """A browser to be shown (``--headed``, or ``headless = false`` in the settings) on a machine
-    with no display is one line (exit 3), said before the model is asked anything."""
+    with no display is one line, a usage error (exit 2) as in ``replay --headed``, said before the
+    model is asked anything."""
     from ..browser.locate import has_display, no_display
 
     if config.headless or config.remote or has_display():
         return
-    raise BrowserError(no_display("--headed" if args.headed else "the setting headless = false"))
+    raise UsageError(no_display("--headed" if args.headed else "the setting headless = false"))
 
 
 def _completion(args: argparse.Namespace) -> tuple[Tool | None, dict[str, Any] | None]:

@@ -32,9 +32,9 @@ DESCRIPTION = (
     " go to stderr, with a spinner while it waits when stderr is a terminal."
     " Exit codes: 0 the model ended the run (it completed, or answered without a tool);"
     " 1 the loop stopped it (the mistake limit; --max-turns, even when the model answered on the"
-    " last turn it was given; a call held for approval); 2 a usage error; 3 the environment (no"
-    " browser, a headed browser without a display, a model endpoint that cannot be reached or fails,"
-    " an MCP server that does not start)."
+    " last turn it was given; a call held for approval); 2 a usage error (a headed browser without a"
+    " display among them); 3 the environment (no browser, a model endpoint that cannot be reached or"
+    " fails, an MCP server that does not start)."
 )
 
 

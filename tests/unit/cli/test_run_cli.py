@@ -119,7 +119,7 @@ def test_verbose_shows_each_turn_once(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 @pytest.mark.parametrize("how", ["--headed", "XMLTOOLS_HEADLESS=false"])
-def test_a_headed_browser_without_a_display_is_one_line_and_exit_3(
+def test_a_headed_browser_without_a_display_is_one_line_and_exit_2(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], how: str
 ) -> None:
     monkeypatch.delenv("DISPLAY", raising=False)
@@ -131,7 +131,7 @@ def test_a_headed_browser_without_a_display_is_one_line_and_exit_3(
     with server.running() as base:
         rc = main(run_args(base, *([how] if how == "--headed" else [])))
     out, err = capsys.readouterr()
-    assert rc == 3 and out == "" and len(err.splitlines()) == 1, err
+    assert rc == 2 and out == "" and len(err.splitlines()) == 1, err
     said = "--headed" if how == "--headed" else "the setting headless = false"
     assert err.startswith(f"xmltools: {said} shows the browser window, and this machine has no display")
     assert server.requests == []  # said before the model was asked anything
