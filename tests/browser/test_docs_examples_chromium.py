@@ -21,13 +21,20 @@ def in_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return enter_project(tmp_path, monkeypatch, ("XMLTOOLS_EXECUTABLE",))
 
 
-@pytest.mark.parametrize("example", examples("browser"), ids=str)
+def _lab_long(example: CodeExample) -> object:
+    """An example of the experiments guide runs whole experiments: make test-long's, as the lab's tests."""
+    long = example.path.name == "experiments.md"
+    return pytest.param(example, marks=pytest.mark.long, id=str(example)) if long else example
+
+
+@pytest.mark.parametrize("example", [_lab_long(e) for e in examples("browser")], ids=str)
 def test_block_runs_in_chromium(example: CodeExample, eval_example: EvalExample, in_project: Path) -> None:
     eval_example.set_config(line_length=120)
     eval_example.run_print_check(example)
 
 
 @pytest.mark.parametrize("example", examples("pytest"), ids=str)
+@pytest.mark.long
 def test_block_passes_under_pytest(example: CodeExample, in_project: Path) -> None:
     (in_project / "test_example.py").write_text(example.source)
     done = subprocess.run(

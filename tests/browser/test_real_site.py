@@ -23,6 +23,7 @@ from xmltools.browser.session import BrowserSession
 DOCS = Path("/usr/share/doc/python3.11/html")
 
 pytestmark = [
+    pytest.mark.long,
     pytest.mark.realsite,
     pytest.mark.skipif(not (DOCS / "index.html").exists(), reason="Debian's python3.11-doc is not installed"),
 ]

@@ -14,11 +14,14 @@ import io
 import time
 from pathlib import Path
 
+import pytest
 from support.openai_server import ScriptedServer, by_turn
 
 from xmltools.cli import main
 from xmltools.lab import load_experiment, run_experiment
 from xmltools.lab.store import Store
+
+pytestmark = pytest.mark.long  # make test-long's: see the Makefile
 
 TRIALS, TURNS, LATENCY = 16, 2, 1.0
 CLOSE = "<browser_action><action>close</action></browser_action>"

@@ -32,6 +32,8 @@ from support.mcp_servers import (
 from xmltools import AsyncInterpreter, Config, McpServerError, Secret, StubBrowser, exit_code
 from xmltools.errors import EXIT_ENVIRONMENT
 
+pytestmark = pytest.mark.long  # make test-long's: see the Makefile
+
 
 def use(server: str, tool: str, arguments: str = "{}") -> str:
     return (

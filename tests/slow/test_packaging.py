@@ -18,7 +18,7 @@ from support.fresh import ROOT, Fresh, build, wheel
 
 SKIP = ("__pycache__", ".pyc", ".pyo")
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]
 
 
 def _files(folder: Path) -> set[str]:

@@ -177,6 +177,7 @@ async def test_a_page_that_never_finishes_loading(site: str) -> None:
         assert any("had not finished loading" in n for n in obs.notes), obs.notes
 
 
+@pytest.mark.long
 async def test_an_endless_script_fails_within_its_bound_and_launch_recovers(site: str) -> None:
     t = Timeouts(action=2.0, settle=1.0)
     async with BrowserSession(BrowserConfig(timeouts=t)) as b:

@@ -112,6 +112,7 @@ async def test_a_full_pool_refuses_within_the_launch_bound(site: str) -> None:
         await pool.aclose()
 
 
+@pytest.mark.long
 async def test_many_sessions_at_once_all_start(site: str) -> None:
     pool = BrowserPool(max_sessions=8)
     try:
@@ -218,6 +219,7 @@ def two_servers() -> object:
         yield servers
 
 
+@pytest.mark.long
 async def test_sessions_opened_at_once_or_one_after_another_spread_over_the_servers(
     two_servers: list[tuple[subprocess.Popen[bytes], str]], site: str
 ) -> None:

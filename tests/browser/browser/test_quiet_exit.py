@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.long  # make test-long's: see the Makefile
+
 PRELUDE = """
 import asyncio, os, signal, sys, threading, time
 sys.path.insert(0, {tests!r})

@@ -98,6 +98,7 @@ async def test_a_profile_folder_keeps_cookies_and_storage_for_the_next_session(
     assert pool.sessions == 0
 
 
+@pytest.mark.long
 async def test_a_persistent_context_gets_the_policy_downloads_and_tabs(
     site: str, tmp_path: Path, pool: BrowserPool
 ) -> None:
@@ -208,6 +209,7 @@ async def test_an_action_longer_than_the_idle_timeout_is_not_cut_off(site: str, 
     await b.close()
 
 
+@pytest.mark.long
 async def test_a_session_in_use_stays_open(site: str, pool: BrowserPool) -> None:
     b = BrowserSession(BrowserConfig(idle_timeout=1.0), pool=pool)
     ok(await b.launch(site + "/form.html"))

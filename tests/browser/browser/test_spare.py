@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
 from playwright.async_api import BrowserContext
 from support.helpers import ok
 
@@ -54,6 +55,7 @@ async def test_the_next_session_starts_on_the_spare_and_sees_nothing_of_the_last
         await pool.aclose()
 
 
+@pytest.mark.long
 async def test_a_session_with_other_options_makes_its_own_and_the_spare_is_closed(site: str) -> None:
     pool = BrowserPool()
     try:
@@ -72,6 +74,7 @@ async def test_a_session_with_other_options_makes_its_own_and_the_spare_is_close
         await pool.aclose()
 
 
+@pytest.mark.long
 async def test_a_pool_without_spares_keeps_none(site: str) -> None:
     pool = BrowserPool(spare=False)
     try:
@@ -103,6 +106,7 @@ async def test_sessions_in_a_row_each_start_and_leave_one_spare_behind(site: str
     assert pool.spare_context is None
 
 
+@pytest.mark.long
 async def test_a_full_pool_keeps_no_spare_until_a_session_ends(site: str) -> None:
     pool = BrowserPool(max_sessions=2)
     try:

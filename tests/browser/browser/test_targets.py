@@ -174,6 +174,7 @@ async def test_observe_snapshot_mode_has_no_image(site: str) -> None:
         assert obs.screenshot is not None and obs.snapshot is not None
 
 
+@pytest.mark.long
 async def test_a_large_page_snapshot_stays_small_and_find_reaches_everything(
     browser: BrowserSession, site: str
 ) -> None:

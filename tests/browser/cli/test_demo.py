@@ -103,6 +103,7 @@ def test_cli_demo_prints_the_run_and_writes_the_report(tmp_path: Path) -> None:
     assert (tmp_path / "report.html").stat().st_size > 10_000
 
 
+@pytest.mark.long
 def test_cli_replay_serves_records_and_reports(tmp_path: Path) -> None:
     rec, rep = tmp_path / "r.jsonl", tmp_path / "r.html"
     args = [

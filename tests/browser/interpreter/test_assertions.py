@@ -63,6 +63,7 @@ async def test_each_kind_holds_and_fails_with_what_is_there(browser: BrowserSess
         assert got is not None and got.startswith(said), (exp.describe(), got)
 
 
+@pytest.mark.long
 def test_recorded_assertions_replay_and_fail_when_the_page_breaks(tmp_path: Path) -> None:
     """Recorded with the sync interpreter: each assertion is checked at once, a false one raises and
     is not written; the replay checks them all; a page whose heading changed fails on its assertion

@@ -193,6 +193,7 @@ def test_a_sign_in_recorded_with_a_secret_shows_it_masked_and_replays_without_dr
         assert share > 0.95 and dark == 0, (step, share, dark)
 
 
+@pytest.mark.long
 def test_a_recording_whose_field_was_not_masked_still_replays_without_drift(tmp_path: Path) -> None:
     """A recording made before fields were masked at record time: the password's dots are in its
     screenshots, the replay paints the field over, and that field is left out of the comparison on

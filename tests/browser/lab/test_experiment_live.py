@@ -7,11 +7,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.helpers import ba
 from support.openai_server import ScriptedServer
 
 from xmltools.lab.store import Store
 from xmltools.record.transcript import load_transcript
+
+pytestmark = pytest.mark.long  # make test-long's: see the Makefile
 
 ROOT = Path(__file__).parents[3]
 

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.helpers import SITE, ba
 from support.openai_server import ScriptedServer
 
@@ -26,6 +27,8 @@ from xmltools.lab.matrix import cells, comparisons, format_matrix
 from xmltools.lab.plan import ModelSpec
 from xmltools.lab.report import write_experiment_report
 from xmltools.lab.runner import default_model
+
+pytestmark = pytest.mark.long  # make test-long's: see the Makefile
 
 TRIALS = 4
 PRICE_IN, PRICE_OUT = 1.5, 6.0  # dollars per million tokens

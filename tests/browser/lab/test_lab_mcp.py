@@ -22,6 +22,8 @@ from xmltools.lab.plan import ModelSpec
 from xmltools.lab.runner import default_model
 from xmltools.record.transcript import ToolResultRecord, load_transcript
 
+pytestmark = pytest.mark.long  # make test-long's: see the Makefile
+
 COUNTER = Path(__file__).parents[2] / "support" / "counter_server.py"
 TRIALS = 3
 

@@ -56,6 +56,7 @@ def test_openai_sdk_end_to_end_in_chromium(site: str, stream: bool) -> None:
     )
 
 
+@pytest.mark.long
 def test_cli_run_against_the_local_server(site: str) -> None:
     replies = [ba("launch", url=site + "/form.html"), ba("close"), "Finished."]
     server = ScriptedServer(by_turn(replies))

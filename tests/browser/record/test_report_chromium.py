@@ -111,6 +111,7 @@ async def test_the_report_reads_right_in_chromium(run: Path, tmp_path: Path, emb
         await pw.stop()
 
 
+@pytest.mark.long
 def test_a_replay_that_drifted_shows_three_images_in_chromium(tmp_path: Path) -> None:
     site = tmp_path / "site"
     shutil.copytree(SITE / "drift", site)

@@ -68,6 +68,7 @@ def run_exported(test: Path, site: Path, *plugin: str) -> subprocess.CompletedPr
         )
 
 
+@pytest.mark.long
 def test_an_exported_recording_passes_where_it_was_recorded_and_fails_where_save_is_gone(
     tmp_path: Path,
 ) -> None:

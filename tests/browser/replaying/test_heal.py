@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import openai
+import pytest
 from support.helpers import SITE, ba, scenario
 from support.openai_server import ScriptedServer
 
@@ -56,6 +57,7 @@ def model(base: str) -> OpenAIModel:
     return OpenAIModel(openai.OpenAI(base_url=base, api_key="k", max_retries=0, timeout=30), "healer")
 
 
+@pytest.mark.long
 def test_a_lost_element_is_healed_by_the_model_and_an_update_writes_it_back(tmp_path: Path) -> None:
     site, path = recorded(tmp_path)
     with serve_directory(site) as base:

@@ -20,6 +20,8 @@ from support.helpers import SITE, ba
 
 from xmltools.record.transcript import load_transcript
 
+pytestmark = pytest.mark.long  # make test-long's: see the Makefile
+
 SCENARIO = [
     "Opening the form.\n" + ba("launch", url="{base_url}/form.html"),
     ba("click", coordinate="150,97"),

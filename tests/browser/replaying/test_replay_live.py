@@ -139,6 +139,7 @@ def test_a_sub_pixel_shift_changes_pixels_and_is_no_drift(recorded: Path, drift_
         assert s.comparison.diff_pixels <= 5
 
 
+@pytest.mark.long
 def test_a_blinking_caret_is_no_drift(drift_site: Path, tmp_path: Path) -> None:
     flow = [
         ba("launch", url="{base_url}/index.html"),

@@ -40,6 +40,7 @@ def record_flow(site: Path, path: Path) -> None:
         rec.end("completed", "completed")
 
 
+@pytest.mark.long
 def test_an_update_rewrites_the_targets_and_the_next_replay_re_matches_nothing(tmp_path: Path) -> None:
     site = tmp_path / "site"
     shutil.copytree(SITE / "rematch", site)
