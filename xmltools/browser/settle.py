@@ -31,6 +31,7 @@ from .watch import Watch
 __all__ = ["KEPT_NAVIGATING", "STILL_WAITING", "Settler"]
 
 KEPT_NAVIGATING = "the page kept navigating"
+MIN_WINDOW = 0.05  # seconds: the shortest quiet window, when the navigation bound leaves less
 STILL_WAITING = "the page was still waiting for"  # a document that had not come at the bound
 _NEW_REQUEST_GRACE = 1.0  # how long a navigation the page started may take to reach the network
 _MOVED, _BUSY = object(), object()  # what a quiet window saw instead of a quiet page
@@ -100,7 +101,7 @@ class Settler:
             if quiet_deadline is None:
                 quiet_deadline = loop.time() + t.settle
                 quiet_started = loop.time()
-            budget = max(0.05, min(t.settle, nav_deadline - loop.time()))
+            budget = max(MIN_WINDOW, min(t.settle, nav_deadline - loop.time()))
             res = await self._quiet(page, budget, quiet_deadline, requests, early)
             if res is _BUSY:
                 # not stuck: the page is still busy (logging, loading); show it as it is
@@ -129,8 +130,11 @@ class Settler:
                 quiet_rounds += 1  # the page started requests while the DOM was quiet: wait for them too
                 continue
             if not res.get("settled", True):
-                waited = loop.time() - quiet_started
-                notes.append(f"the page was still changing after {waited:.2g} s; this is how it looked then")
+                notes.append(
+                    _unsettled(
+                        loop.time() - quiet_started, nav_deadline - loop.time(), w.commits - committed, hops
+                    )
+                )
             await self._await_downloads(int(res.get("downloads") or 0))
             if int(res.get("popups") or 0) and not await self._await_popup(page):
                 notes.append("the page asked for a new tab, but none opened")
@@ -317,6 +321,15 @@ class _Early:
 def _departed(watch: Watch, requests: int) -> bool:
     """Whether the page has started loading a document since ``requests`` were counted."""
     return bool(watch.navigating) and watch.nav_requests != requests
+
+
+def _unsettled(waited: float, left: float, commits: int, hops: int) -> str:
+    """The note for a document whose quiet window ran out: a page that went to other documents by
+    itself during the action and whose window the navigation bound cut short kept navigating (its
+    next document was about to come); otherwise it was still changing."""
+    if left < MIN_WINDOW and (commits > 1 or hops):
+        return _kept_navigating(max(hops, commits))
+    return f"the page was still changing after {waited:.2g} s; this is how it looked then"
 
 
 def _kept_navigating(hops: int) -> str:
