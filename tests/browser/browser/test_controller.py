@@ -167,6 +167,7 @@ async def test_downloads_are_saved_in_the_session_folder(site: str, tmp_path: Pa
         assert saved.read_text().startswith("name,qty")
 
 
+@pytest.mark.long
 async def test_a_page_that_never_finishes_loading(site: str) -> None:
     t = Timeouts(navigation=2.0, settle=1.0)
     async with BrowserSession(BrowserConfig(timeouts=t)) as b:
@@ -366,6 +367,7 @@ async def test_webp_falls_back_to_png_when_the_browser_cannot_encode_it(
     assert image_size(obs.screenshot.data) == (900, 600)
 
 
+@pytest.mark.long
 async def test_device_scale_factor_gives_a_sharper_screenshot(site: str) -> None:
     async with BrowserSession(BrowserConfig(device_scale_factor=2)) as b:
         obs = ok(await b.launch(site + "/form.html"))

@@ -120,12 +120,14 @@ async def test_tabs_opened_listed_switched_and_closed(browser: BrowserSession, s
     assert not browser.is_open
 
 
+@pytest.mark.long
 async def test_a_tab_the_page_opens_gets_the_next_id(browser: BrowserSession, site: str) -> None:
     ok(await browser.launch(site + "/popup.html"))
     obs = ok(await browser.click(Point(x=150, y=65)))
     assert obs.title == "Sign in" and obs.tabs[1].startswith("t2") and obs.tabs[1].endswith("(current)")
 
 
+@pytest.mark.long
 async def test_console_logs_gathers_everything_since_the_last_call(
     browser: BrowserSession, site: str
 ) -> None:
@@ -159,6 +161,7 @@ SCRIPTS = [
 
 
 @pytest.mark.parametrize(("what", "script", "want"), SCRIPTS, ids=[s[0] for s in SCRIPTS])
+@pytest.mark.long
 async def test_evaluate_reads_a_script_as_the_engine_parses_it(
     browser: BrowserSession, site: str, what: str, script: str, want: str
 ) -> None:
@@ -168,6 +171,7 @@ async def test_evaluate_reads_a_script_as_the_engine_parses_it(
     assert obs.notes == (), obs.notes
 
 
+@pytest.mark.long
 async def test_a_script_that_does_not_parse_is_said_so_and_never_run(
     browser: BrowserSession, site: str
 ) -> None:
@@ -179,6 +183,7 @@ async def test_a_script_that_does_not_parse_is_said_so_and_never_run(
     assert await browser.on_page(lambda p: p.evaluate("window.ran === undefined"))
 
 
+@pytest.mark.long
 async def test_a_syntax_error_thrown_while_running_runs_the_script_once(
     browser: BrowserSession, site: str
 ) -> None:
@@ -189,6 +194,7 @@ async def test_a_syntax_error_thrown_while_running_runs_the_script_once(
     assert await browser.on_page(lambda p: p.evaluate("window.runs")) == 1
 
 
+@pytest.mark.long
 async def test_a_body_without_return_is_told_to_return(browser: BrowserSession, site: str) -> None:
     ok(await browser.launch(site + "/pages/extract.html"))
     obs = ok(await browser.act(action("evaluate", script="const t = document.title; t.length;")))
@@ -241,6 +247,7 @@ async def test_back_and_forward_repeatedly_on_pages_that_answer_late(
     assert not wrong, wrong[:3]
 
 
+@pytest.mark.long
 async def test_a_very_tall_screenshot_is_shown_cut_and_saved_whole(site: str, tmp_path: Path) -> None:
     from xmltools.browser.images import image_size
     from xmltools.browser.perform.reading import MAX_SHOWN_HEIGHT
@@ -261,6 +268,7 @@ async def test_a_very_tall_screenshot_is_shown_cut_and_saved_whole(site: str, tm
         assert tall.screenshot is not None and tall.screenshot.height == MAX_SHOWN_HEIGHT
 
 
+@pytest.mark.long
 async def test_typing_into_a_field_goes_after_what_it_holds(browser: BrowserSession, site: str) -> None:
     ok(await browser.launch(site + "/forms/order.html"))
     ok(await browser.act(action("fill", sel("#email"), text="ada")))

@@ -22,6 +22,7 @@ def tab_ids(result: str) -> list[str]:
     return [line.split(" ")[0] for line in m.group(1).splitlines()] if m else []
 
 
+@pytest.mark.long
 def test_a_text_only_model_carries_a_value_from_a_second_tab_into_a_form(site: str) -> None:
     with Interpreter(Config(profile="full", observe="snapshot")) as it:
         r = said(it.handle(call("launch", url=site + "/pages/redeem.html")))
@@ -43,6 +44,7 @@ def test_a_text_only_model_carries_a_value_from_a_second_tab_into_a_form(site: s
         assert turn.state is State.IDLE
 
 
+@pytest.mark.long
 def test_a_tab_the_page_opens_and_closing_tabs_down_to_none(site: str) -> None:
     with Interpreter(Config(profile="full", observe="snapshot")) as it:
         r = said(it.handle(call("launch", url=site + "/pages/redeem.html")))
@@ -83,6 +85,7 @@ def test_back_and_forward_across_three_pages(site: str) -> None:
         assert "Page: Page two" in r
 
 
+@pytest.mark.long
 def test_waits_through_the_interpreter_and_one_that_runs_out(site: str) -> None:
     with Interpreter(Config(profile="full", observe="snapshot", max_wait_seconds=1.5)) as it:
         it.handle(call("launch", url=site + "/pages/extract.html"))
@@ -100,6 +103,7 @@ def test_waits_through_the_interpreter_and_one_that_runs_out(site: str) -> None:
         assert it.handle(call("get_text", selector="#later")).ran is not None
 
 
+@pytest.mark.long
 def test_evaluate_under_every_approval_answer(site: str) -> None:
     page = site + "/pages/extract.html"
     script = "return [...document.querySelectorAll('li.item')].map(li => li.dataset.sku);"
@@ -121,6 +125,7 @@ def test_evaluate_under_every_approval_answer(site: str) -> None:
         assert read(said(it.handle(call("evaluate", script="document.title")))) == '"Extract"'
 
 
+@pytest.mark.long
 async def test_evaluate_with_an_async_callback_and_one_that_raises(site: str) -> None:
     async def judge(c: Any, category: str) -> Any:
         await asyncio.sleep(0)

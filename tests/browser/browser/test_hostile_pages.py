@@ -36,6 +36,7 @@ async def then_quiet(b: BrowserSession, site: str) -> Observation:
     return obs
 
 
+@pytest.mark.long
 async def test_300_alerts_fold_into_one_note(patient: BrowserSession, site: str) -> None:
     browser = patient
     ok(await browser.launch(site + "/hostile/alerts.html"))
@@ -119,6 +120,7 @@ async def test_scroll_in_a_modal_scrolls_the_modal_not_the_page(browser: Browser
     assert any("dialog is open" in n for n in obs.notes), obs.notes
 
 
+@pytest.mark.long
 async def test_scroll_follows_the_mouse_into_a_side_panel(browser: BrowserSession, site: str) -> None:
     ok(await browser.launch(site + "/hostile/panel.html"))
     ok(await browser.hover(Point(x=100, y=300)))
@@ -219,6 +221,7 @@ async def test_a_launch_that_redirects_out_of_the_allowed_origins_fails_honestly
     assert "not among the allowed origins" in res.message
 
 
+@pytest.mark.long
 async def test_typing_ten_thousand_characters_takes_seconds_not_minutes(
     browser: BrowserSession, site: str
 ) -> None:
@@ -235,6 +238,7 @@ async def test_typing_ten_thousand_characters_takes_seconds_not_minutes(
     assert await browser.on_page(lambda p: p.evaluate("window.__inputs")) >= 6
 
 
+@pytest.mark.long
 async def test_a_page_flooding_100_000_console_lines_loads_and_is_counted(
     patient: BrowserSession, site: str
 ) -> None:
@@ -267,6 +271,7 @@ async def test_a_relaunch_on_a_page_opening_popups_without_end_opens_every_time(
             assert outcome.status == "ok", (i, turn.parts[0].text)
 
 
+@pytest.mark.long
 async def test_a_tab_the_old_context_opens_after_it_was_let_go_is_not_listened_to() -> None:
     """The same, step by step: a tab opens in a context the guard has let go, then the guard takes
     the next context; its wait for the tabs' listeners is not troubled by the stale tab."""

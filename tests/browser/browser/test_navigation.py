@@ -180,6 +180,7 @@ async def test_a_restless_page_that_never_finishes_loading_is_shown_as_navigatin
 
 @pytest.mark.parametrize("observe", ["screenshot", "snapshot"])
 @pytest.mark.parametrize("how", ["a script", "a link"])
+@pytest.mark.long
 def test_a_navigation_to_a_server_that_never_answers_is_shown_waiting_and_the_browser_stays(
     site: str, observe: str, how: str
 ) -> None:

@@ -33,6 +33,7 @@ def port_of(site: str) -> str:
     return site.rsplit(":", 1)[1]
 
 
+@pytest.mark.long
 async def test_a_name_of_an_allowed_address_opens(mapped: BrowserSession, site: str) -> None:
     obs = ok(await mapped.launch(f"http://allowed.test:{port_of(site)}/pages/one.html"))
     assert obs.url.startswith("http://allowed.test:") and obs.title, obs

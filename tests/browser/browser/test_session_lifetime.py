@@ -69,6 +69,7 @@ async def test_a_profile_folder_needs_a_local_browser(tmp_path: Path, pool: Brow
 # -- profile_dir -----------------------------------------------------------------------------------
 
 
+@pytest.mark.long
 async def test_a_profile_folder_keeps_cookies_and_storage_for_the_next_session(
     site: str, tmp_path: Path, pool: BrowserPool
 ) -> None:
@@ -198,6 +199,7 @@ async def test_an_idle_session_closes_itself_and_says_so(site: str, pool: Browse
     assert pool.sessions == 0
 
 
+@pytest.mark.long
 async def test_an_action_longer_than_the_idle_timeout_is_not_cut_off(site: str, pool: BrowserPool) -> None:
     b = BrowserSession(BrowserConfig(idle_timeout=1.0), pool=pool)
     ok(await b.launch(site + "/form.html"))
@@ -222,6 +224,7 @@ async def test_a_session_in_use_stays_open(site: str, pool: BrowserPool) -> None
     assert pool.sessions == 0
 
 
+@pytest.mark.long
 async def test_close_stops_the_timer_and_a_relaunch_starts_it(site: str, pool: BrowserPool) -> None:
     b = BrowserSession(BrowserConfig(idle_timeout=1.0), pool=pool)
     ok(await b.launch(site + "/form.html"))
@@ -235,6 +238,7 @@ async def test_close_stops_the_timer_and_a_relaunch_starts_it(site: str, pool: B
     assert b._idle_timer is None and pool.sessions == 0
 
 
+@pytest.mark.long
 async def test_a_folder_being_given_back_is_waited_for_not_found_in_use(
     site: str, tmp_path: Path, pool: BrowserPool
 ) -> None:
@@ -252,6 +256,7 @@ async def test_a_folder_being_given_back_is_waited_for_not_found_in_use(
     await again.close()
 
 
+@pytest.mark.long
 async def test_an_idle_persistent_session_gives_its_folder_back(
     site: str, tmp_path: Path, pool: BrowserPool
 ) -> None:

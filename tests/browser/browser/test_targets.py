@@ -73,6 +73,7 @@ async def test_every_selector_kind_fills(
     assert await value(order, f"document.getElementById('{field}').value") == typed
 
 
+@pytest.mark.long
 async def test_text_title_alt_and_testid_selectors(order: BrowserSession) -> None:
     ok(await order.act(action("hover", target(selector="text=Send order"))))
     ok(await order.act(action("hover", target(selector="title=overlay"))))

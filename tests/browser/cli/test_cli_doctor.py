@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def doctor(
     *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
@@ -34,12 +36,14 @@ def test_doctor_fails_with_a_fix() -> None:
     assert "[FAIL] find a browser" in r.stdout and "XMLTOOLS_CHROMIUM" in r.stdout
 
 
+@pytest.mark.long
 def test_doctor_remote_unreachable_says_how_to_start_chrome() -> None:
     r = doctor("--remote", "http://127.0.0.1:9")
     assert r.returncode == 1
     assert "--remote-debugging-port=9222" in r.stdout
 
 
+@pytest.mark.long
 def test_doctor_reads_the_layered_configuration(tmp_path: Path) -> None:
     """The browser checked is the one every command would start: xmltools.toml and XMLTOOLS_* count."""
     (tmp_path / "xmltools.toml").write_text('viewport = "640x480"\nscreenshot_format = "png"\n')

@@ -10,6 +10,7 @@ no driver, no MCP server.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -124,6 +125,11 @@ def _run(base: str, site: str, *extra: str) -> list[str]:
 
 
 def test_ctrl_c_in_run_ends_the_transcript_and_writes_the_report(tmp_path: Path, site: str) -> None:
+    """With an MCP server from PyPI configured, started eagerly: it is gone too once the run has ended."""
+    time_server = Path(sys.executable).parent / "mcp-server-time"
+    servers = {"mcpServers": {"time": {"command": str(time_server)}}}
+    (tmp_path / "mcp.json").write_text(json.dumps(servers))
+    (tmp_path / "xmltools.toml").write_text('mcp_servers = "mcp.json"\nmcp_start = "eager"\n')
     server = _slow_model()
     server.script = _filled(server.script, site)
     with server.running() as base:
@@ -138,6 +144,7 @@ def test_ctrl_c_in_run_ends_the_transcript_and_writes_the_report(tmp_path: Path,
     assert "run.jsonl" in line and "run.html" in line
     assert _ended_as_interrupted(tmp_path / "run.jsonl") >= 2
     assert "<html" in (tmp_path / "run.html").read_text()
+    assert "get_current_time" in server.requests[0]["messages"][0]["content"]  # the server did run
 
 
 def test_sigterm_in_replay_exits_143_and_keeps_the_recording(tmp_path: Path) -> None:

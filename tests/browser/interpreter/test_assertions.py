@@ -110,6 +110,7 @@ def test_recorded_assertions_replay_and_fail_when_the_page_breaks(tmp_path: Path
     assert "(warnings: drift = warn)" in warned.summary()
 
 
+@pytest.mark.long
 async def test_the_async_interpreter_checks_assertions_before_the_next_message(
     tmp_path: Path, site: str
 ) -> None:

@@ -95,6 +95,7 @@ async def test_the_same_element_is_acted_on_without_re_matching(browser: Browser
     assert logged(obs) == ["SAVE"] and obs.rematch is None
 
 
+@pytest.mark.long
 async def test_strict_fails_a_step_that_would_re_match_and_acts_on_nothing(site: str) -> None:
     async with BrowserSession(BrowserConfig(rematch="strict")) as b:
         res = await refused_on(b, site, "changed.html")
@@ -113,6 +114,7 @@ async def refused_on(b: BrowserSession, site: str, page: str) -> Failure:
     return res
 
 
+@pytest.mark.long
 async def test_a_renamed_element_is_not_taken_for_the_recorded_one(
     browser: BrowserSession, site: str
 ) -> None:
@@ -129,6 +131,7 @@ async def test_two_identical_elements_are_ambiguous_and_both_are_listed(
     assert 'role=button[name="Save"s] finds 2: button "Save", button "Save"' in res.message, res.message
 
 
+@pytest.mark.long
 async def test_an_element_in_a_frame_is_found_again_in_that_frame(browser: BrowserSession, site: str) -> None:
     identity, tgt = await record_save(browser, site, "selector", page="framed.html")
     assert identity.frame == "#panel"
@@ -139,6 +142,7 @@ async def test_an_element_in_a_frame_is_found_again_in_that_frame(browser: Brows
     assert logged(obs) == ["SAVE"], obs.console
 
 
+@pytest.mark.long
 async def test_off_acts_as_written(site: str) -> None:
     async with BrowserSession(BrowserConfig(rematch="off")) as b:
         identity, tgt = await record_save(b, site, "point")
@@ -148,6 +152,7 @@ async def test_off_acts_as_written(site: str) -> None:
         assert obs.rematch is None and logged(obs) != ["SAVE"], obs.console
 
 
+@pytest.mark.long
 async def test_a_replay_of_a_changed_page_re_matches_and_says_so(tmp_path: Path) -> None:
     """Recorded on the order page, replayed where Help and Delete came before Save: the recorded
     point now reaches Help, Save is clicked all the same, and the summary names the step."""
@@ -178,6 +183,7 @@ async def test_a_replay_of_a_changed_page_re_matches_and_says_so(tmp_path: Path)
     )
 
 
+@pytest.mark.long
 async def test_recorded_snapshots_are_compared_refs_aside(tmp_path: Path) -> None:
     site = tmp_path / "site"
     shutil.copytree(SITE / "rematch", site)
@@ -233,6 +239,7 @@ async def test_a_name_shared_elsewhere_is_told_apart_by_its_section_and_landmark
         assert again.rematch is not None and again.rematch.found_by.startswith("#order >> ")
 
 
+@pytest.mark.long
 async def test_a_named_session_s_element_is_checked_too(tmp_path: Path) -> None:
     site = tmp_path / "site"
     shutil.copytree(SITE / "rematch", site)

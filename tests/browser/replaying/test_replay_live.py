@@ -75,6 +75,7 @@ def test_an_unchanged_page_replays_without_drift(recorded: Path, drift_site: Pat
     assert {s.comparison.allowed for s in shots} == {54}  # no limit set anywhere: 0.0001 of 900x600
 
 
+@pytest.mark.long
 def test_without_its_mask_the_clock_drifts(recorded: Path, drift_site: Path) -> None:
     # the same run, without the transcript's mask: the time shown differs, and that is caught
     text = recorded.read_text().splitlines()
@@ -117,12 +118,14 @@ def test_a_renamed_recording_replays_live_and_compares_its_screenshots(
     assert _replay(drift_site, moved).outcome == "drifted"  # type: ignore[attr-defined]
 
 
+@pytest.mark.long
 def test_a_button_moved_300_px_drifts(recorded: Path, drift_site: Path) -> None:
     _edit(drift_site, '<button id="go"', '<button style="margin-left: 300px" id="go"')
     result = _replay(drift_site, recorded)
     assert [d.field for d in result.drifts] == ["screenshot", "screenshot"]  # type: ignore[attr-defined]
 
 
+@pytest.mark.long
 def test_a_sub_pixel_shift_changes_pixels_and_is_no_drift(recorded: Path, drift_site: Path) -> None:
     # the round badge moves by less than a pixel: only the anti-aliasing of its edge changes
     _edit(drift_site, "transform: translateX(0px)", "transform: translateX(0.3px)")
@@ -162,6 +165,7 @@ def test_a_blinking_caret_is_no_drift(drift_site: Path, tmp_path: Path) -> None:
         assert blinked  # the caret was caught in another phase than recorded, and that was no drift
 
 
+@pytest.mark.long
 def test_recorded_at_800x500_replays_at_800x500_on_a_machine_set_to_900x600(
     drift_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -93,6 +93,7 @@ def recorded(
     return path, root, everything_at
 
 
+@pytest.mark.long
 def test_each_call_is_recorded_with_its_answer_and_the_tool_it_called(
     recorded: tuple[Path, Path, str],
 ) -> None:
@@ -133,6 +134,7 @@ def test_offline_every_call_is_answered_from_the_recording_and_no_server_starts(
     assert not (root / "note.txt").exists()
 
 
+@pytest.mark.long
 def test_live_a_read_only_tool_is_called_again_and_its_changed_answer_is_drift(
     recorded: tuple[Path, Path, str], site: str
 ) -> None:
@@ -158,6 +160,7 @@ def test_live_a_read_only_tool_is_called_again_and_its_changed_answer_is_drift(
     assert not (root / "note.txt").exists()  # the write was not made a second time
 
 
+@pytest.mark.long
 def test_live_with_every_call_the_write_is_made_again(recorded: tuple[Path, Path, str], site: str) -> None:
     path, root, at = recorded
     local = Config(mcp_servers=servers(root, at))
@@ -169,6 +172,7 @@ def test_live_with_every_call_the_write_is_made_again(recorded: tuple[Path, Path
     (root / "note.txt").unlink()
 
 
+@pytest.mark.long
 def test_live_without_the_server_configured_is_the_hosts_error(
     recorded: tuple[Path, Path, str], site: str
 ) -> None:

@@ -76,6 +76,7 @@ def test_an_update_rewrites_the_targets_and_the_next_replay_re_matches_nothing(t
     assert not after.missing_screenshots()
 
 
+@pytest.mark.long
 def test_an_update_with_a_failed_step_writes_nothing(tmp_path: Path) -> None:
     site = tmp_path / "site"
     shutil.copytree(SITE / "rematch", site)
