@@ -248,6 +248,7 @@ async def test_sessions_opened_at_once_or_one_after_another_spread_over_the_serv
         await pool.aclose()
 
 
+@pytest.mark.long
 async def test_sessions_spread_over_playwright_servers_and_survive_one_dying(
     two_servers: list[tuple[subprocess.Popen[bytes], str]], site: str
 ) -> None:

@@ -57,6 +57,7 @@ def test_replaying_the_recorded_demo_gives_no_drift(demo_run: tuple[Path, object
     assert len(shots) == 12 and all(c.ok and not c.size_differs for c in shots)
 
 
+@pytest.mark.long
 def test_live_replay_reports_drift(demo_run: tuple[Path, object], site: str, tmp_path: Path) -> None:
     out, _ = demo_run
     # the same recording against a page that behaves differently: the wrong password

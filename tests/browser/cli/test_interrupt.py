@@ -124,6 +124,7 @@ def _run(base: str, site: str, *extra: str) -> list[str]:
     ]
 
 
+@pytest.mark.long
 def test_ctrl_c_in_run_ends_the_transcript_and_writes_the_report(tmp_path: Path, site: str) -> None:
     """With an MCP server from PyPI configured, started eagerly: it is gone too once the run has ended."""
     time_server = Path(sys.executable).parent / "mcp-server-time"

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.helpers import SITE, ba
 from support.openai_server import ScriptedServer
 
@@ -37,6 +38,7 @@ def _model() -> ScriptedServer:
     return ScriptedServer(script)
 
 
+@pytest.mark.long
 def test_a_run_on_a_served_folder_replays_live_on_another_port(tmp_path: Path) -> None:
     server = _model()
     with server.running() as base:

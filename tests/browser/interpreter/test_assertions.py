@@ -135,6 +135,7 @@ def asyncio_run(coro: object) -> object:
     return asyncio.run(coro)  # type: ignore[arg-type]
 
 
+@pytest.mark.long
 async def test_the_testing_capability_lets_the_model_check_the_page(tmp_path: Path) -> None:
     """verify_* are offered with capabilities = ["testing"]; a check that holds says so, one that does
     not fails with what is there and is not the model's mistake; a replay fails on it when the page

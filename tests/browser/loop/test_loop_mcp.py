@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import openai
+import pytest
 from support.helpers import ba
 from support.mcp_servers import everything, time_server
 from support.openai_server import ScriptedServer, by_turn
@@ -19,6 +20,7 @@ def use(server: str, tool: str, arguments: str) -> str:
     )
 
 
+@pytest.mark.long
 def test_the_browser_and_two_servers_in_one_loop(site: str) -> None:
     config = Config(mcp_servers={"time": time_server(), "everything": everything()})
     prompt = loop_system_prompt(config)

@@ -190,6 +190,7 @@ def _ignoring(pattern: str) -> Any:
     return ReplaySettings(ignore_mcp=[pattern])
 
 
+@pytest.mark.long
 def test_the_report_shows_each_call_beside_the_browser_steps(
     recorded: tuple[Path, Path, str], site: str
 ) -> None:
