@@ -68,7 +68,13 @@ __all__ = [
 
 
 class XmltoolsError(Exception):
-    """Base class of every exception xmltools raises on purpose."""
+    """Base class of every exception xmltools raises on purpose.
+
+    ``shown`` is how many lines of the message the command line prints (the rest with ``-v``): one,
+    or each mistake of a file checked whole.
+    """
+
+    shown: int = 1
 
 
 class UsageError(XmltoolsError, ValueError):

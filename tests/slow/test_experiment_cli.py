@@ -59,8 +59,9 @@ def test_scoring_transcripts_and_the_cli_table_and_json(recorded: Path) -> None:
     assert "complete call rate" in table and "85.7%" in table
 
 
-def test_a_mistaken_experiment_file_is_one_line_in_a_process_of_its_own(tmp_path: Path) -> None:
-    """In a real process: the first line counts the mistakes, -v lists them, no traceback, exit 2."""
+def test_a_mistaken_experiment_file_is_a_line_a_mistake_in_a_process_of_its_own(tmp_path: Path) -> None:
+    """In a real process: the first line counts the mistakes, a line each follows (the first 20, -v
+    all of them), no traceback, exit 2."""
     path = tmp_path / "experiment.toml"
     path.write_text(
         'trails = 3\n[[variants]]\nname = "A"\n[[models]]\nname = "m"\n[[tasks]]\nid = "t"\n'
@@ -68,12 +69,17 @@ def test_a_mistaken_experiment_file_is_one_line_in_a_process_of_its_own(tmp_path
     )
     r = cli("experiment", "run", str(path), "--dry-run")
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr == (
-        f"xmltools: {path}: 2 mistakes: trails: not a field; did you mean 'trials'? (and 1 more) (-v shows more)\n"
-    )
-    r = cli("experiment", "run", str(path), "-v")
-    assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert r.stderr.splitlines()[1:] == [
+    listed = [
         f"    {path}: trails: not a field; did you mean 'trials'?",
         f"    {path}: tasks[0].checks[0].kind: no check named 'ulr'; did you mean 'url'?",
     ]
+    head = f"xmltools: {path}: 2 mistakes: trails: not a field; did you mean 'trials'? (and 1 more)"
+    assert r.stderr.splitlines() == [head, *listed]
+    r = cli("experiment", "run", str(path), "-v")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.splitlines()[1:] == listed
+    many = "".join(f"tirals{i} = 3\n" for i in range(25))  # 25 unknown fields: 20 listed, -v for the rest
+    path.write_text(many + path.read_text())
+    r = cli("experiment", "run", str(path), "--dry-run")
+    lines = r.stderr.splitlines()
+    assert r.returncode == 2 and len(lines) == 21 and lines[0].endswith("(and 26 more) (-v shows more)")

@@ -53,12 +53,12 @@ def _report_error(e: BaseException, verbose: int) -> int:
     else:
         text = str(e).strip() or type(e).__name__
     first, *rest = text.splitlines()
-    if rest and not verbose:
+    shown = rest if verbose else rest[: getattr(e, "shown", 1) - 1]
+    if len(shown) < len(rest):
         first += " (-v shows more)"
     print(f"xmltools: {first}", file=sys.stderr)
-    if verbose:
-        for line in rest:
-            print(f"    {line}", file=sys.stderr)
+    for line in shown:
+        print(f"    {line}", file=sys.stderr)
     logging.getLogger("xmltools").debug("the error's traceback", exc_info=e)
     return exit_code(e)
 

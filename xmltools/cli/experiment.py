@@ -273,7 +273,8 @@ def _run(exp: Experiment, args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         bar.close()
         db = Path(args.out) / "results.sqlite"
-        kept(f"{finished} finished trials in {db} (the same command resumes)")
+        again = "the same command without --fresh resumes" if args.fresh else "the same command resumes"
+        kept(f"{finished} finished trials in {db} ({again})")
         raise
     from ..lab.report import write_experiment_report
 

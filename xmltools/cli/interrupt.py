@@ -9,7 +9,9 @@ reaches :func:`xmltools.cli.main`, which prints one line and exits with 130
 (SIGINT) or 143 (SIGTERM), as a shell reports a process its signal ended.
 Outside a coroutine the first signal raises :class:`KeyboardInterrupt` where
 the command is, as Python does by default.  A second signal while the first
-is being handled ends the process at once, with one line and no traceback.
+is being handled, or while the process exits after it (closing the browsers
+that the host's pool keeps), ends the process at once, with one line and no
+traceback.
 
 What a command kept is said with :func:`kept` while it cleans up (``the
 transcript run.jsonl, 4 turns``); the line lists it.
@@ -28,7 +30,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import sys
 import threading
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, field
@@ -57,7 +58,9 @@ _state = _State()
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     """The first signal cancels the running command (or raises where it is); the second ends it all."""
     if _state.signum is not None:
-        print(f"xmltools: {_name(signum)} again; stopped at once", file=sys.stderr, flush=True)
+        # straight to the file descriptor: the handler may run in the middle of a write to sys.stderr
+        # (the run's status line), and a second write to that buffer there would raise
+        os.write(2, f"\nxmltools: {_name(signum)} again; stopped at once\n".encode())
         os._exit(exit_status(signum))
     _state.signum = signum
     task = _state.task
@@ -81,8 +84,9 @@ def handling() -> Iterator[None]:
     try:
         yield
     finally:
-        for s, handler in before.items():
-            signal.signal(s, handler)
+        if _state.signum is None:  # once interrupted, a second signal ends at once, in the exit too
+            for s, handler in before.items():
+                signal.signal(s, handler)
 
 
 def run_interruptibly(coro: Coroutine[Any, Any, T]) -> T:

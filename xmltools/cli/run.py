@@ -121,7 +121,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         run.task = _task(args.task, run.site)
         recording = _start_recording(run, stack)
         traced = _Traces.begin(args)
-        res = _drive(run, recording)
+        try:
+            res = _drive(run, recording)
+        except KeyboardInterrupt:  # an interrupted run failed: its traces are kept and named
+            for trace in traced.kept(ok=False):
+                kept(f"the trace {trace}")
+            raise
         # 0: the model ended the run (it completed, or answered without a tool); 1: the loop stopped
         # it (the mistake limit; out of turns, even when the model answered on the last turn it was
         # given, since it did not finish on its own; or a call held for an approval it cannot give)

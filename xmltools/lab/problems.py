@@ -199,6 +199,9 @@ def sort_problems(problems: Iterable[Problem], order: Sequence[str] = ()) -> lis
     return sorted(unique, key=key)
 
 
+SHOWN = 20  # the mistakes the command line lists without -v
+
+
 def problems_error(
     label: str, problems: Sequence[Problem], error: type[XmltoolsError] = ConfigError
 ) -> XmltoolsError:
@@ -210,7 +213,9 @@ def problems_error(
         return error(lines[0])
     first = problems[0].line("")
     head = f"{label + ': ' if label else ''}{len(lines)} mistakes: {first} (and {len(lines) - 1} more)"
-    return error("\n".join([head, *lines]))
+    err = error("\n".join([head, *lines]))
+    err.shown = 1 + min(len(lines), SHOWN)  # the command line lists them (the first SHOWN; -v all)
+    return err
 
 
 def raise_problems(label: str, problems: Sequence[Problem], error: type[XmltoolsError] = ConfigError) -> None:
