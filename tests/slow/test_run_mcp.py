@@ -71,3 +71,23 @@ def test_record_keeps_the_prompt_the_model_gets_whatever_the_order(tmp_path: Pat
         prompt, recorded = order(it, tmp_path / "run.jsonl")
     assert LISTED in prompt and NOT_LISTED not in prompt
     assert recorded == prompt
+
+
+async def test_the_async_interpreter_records_the_prompt_of_servers_started_after_record(
+    tmp_path: Path,
+) -> None:
+    """record() first, then start_servers(), then the task: the system prompt recorded lists the
+    server's tools, as the one the model is given does."""
+    from xmltools import AsyncInterpreter
+
+    path = tmp_path / "run.jsonl"
+    config = Config(mcp_servers={"mcpServers": {"time": time_server()}})
+    async with AsyncInterpreter(config) as it:
+        writer = it.record(path)
+        await it.start_servers()
+        prompt = it.system_prompt()
+        writer.message("user", "What time is it?")
+        assert LISTED in prompt
+        t = load_transcript(path)
+        assert t.message("system") == prompt and t.message("user") == "What time is it?"
+        assert [r.role for r in t.records[:2]] == ["system", "user"]  # type: ignore[union-attr]

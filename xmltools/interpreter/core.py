@@ -202,9 +202,10 @@ class AsyncInterpreter:
 
         The header holds this interpreter's configuration, its template hashes
         and the standard tools it offers; the system prompt is the first record,
-        as :meth:`system_prompt` gives it now (MCP servers not started yet are
-        listed by name only: ``await start_servers()`` first, so that it holds
-        their tools, as the model's prompt should).  The file starts afresh
+        as :meth:`system_prompt` gives it; while configured MCP servers have not
+        all started, it is taken when the next record is written, so that
+        servers started after this call (``await start_servers()``) are in it
+        with their tools, as in the prompt the model gets.  The file starts afresh
         unless ``append=True``.  Secret values are written as
         ``{secret:NAME}``; with ``base_url``, that address is written as
         ``{base_url}``.  The writer is returned (to add ``message("user", task)``,
@@ -222,7 +223,9 @@ class AsyncInterpreter:
         tools = [t.name for t in self.registry.host_tools if STANDARD_TOOLS.get(t.name) is t]
         header = new_header(self.config, self.renderer.template_hashes(), tools=tools)
         writer = TranscriptWriter(path, header, append=append, secrets=self.secrets, base_url=base_url)
-        if not append or writer.fresh:
+        if (not append or writer.fresh) and self.mcp and not self.mcp.started:
+            writer.system_later(self.system_prompt)  # servers started from now on are in it
+        elif not append or writer.fresh:
             writer.message("system", self.system_prompt())
         self._recorder = writer
         writer.defer = True  # checked before the next message, or by check_expectations()

@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -151,6 +152,27 @@ def unfill_base_url(text: str, base_url: str | None) -> str:
     return text.replace(base_url, "{base_url}") if base_url else text
 
 
+def _cut_an_incomplete_last_line(path: Path) -> None:
+    """Before appending: a last line without its newline (a crash, a full disk) is cut off, with a
+    :class:`TranscriptWarning`, so that the next record starts a line of its own and the file reads."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    with path.open("rb+") as f:
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) == b"\n":
+            return
+        f.seek(0)
+        data = f.read()
+        keep = data.rfind(b"\n") + 1  # 0: the header itself was cut, and the file starts again
+        f.truncate(keep)
+    warnings.warn(
+        f"{path}: the last record was incomplete ({len(data) - keep} bytes, cut off); appending after"
+        " the complete records before it",
+        TranscriptWarning,
+        stacklevel=3,
+    )
+
+
 class TranscriptWriter:
     """Writes a transcript, flushing each record; screenshots go in a folder beside it.
 
@@ -195,6 +217,7 @@ class TranscriptWriter:
         # that the recorded screenshots show it as a replay (which types {secret:NAME}) will
         recording_secrets(self, [*named.values(), *plain])
         self.base_url = base_url
+        self._system: Callable[[], str] | None = None  # the system prompt, written before the next record
         self._n = 0
         # an interpreter's writer checks each assertion in its browser before writing it: at once
         # (``verifier``), or, for the async interpreter, before its next message (``pending``)
@@ -205,6 +228,8 @@ class TranscriptWriter:
             self.path.unlink(missing_ok=True)
             if self.shots.is_dir():
                 shutil.rmtree(self.shots)
+        else:
+            _cut_an_incomplete_last_line(self.path)
         fresh = not self.path.exists() or self.path.stat().st_size == 0
         self.fresh = fresh  # the file was started here (with its header)
         self._f = self.path.open("a", encoding="utf-8")
@@ -234,6 +259,8 @@ class TranscriptWriter:
     def close(self) -> None:
         recording_ended(self)
         if not self._f.closed:
+            if self._system is not None:
+                self._write_system()
             self._f.close()
 
     def _clean(self, value: Any) -> Any:
@@ -245,7 +272,20 @@ class TranscriptWriter:
             return [self._clean(v) for v in value]
         return value
 
+    def system_later(self, prompt: Callable[[], str]) -> None:
+        """Write the system prompt as the first record after the header, taking it from ``prompt``
+        when the next record is written (or the writer closes): an async host may start its MCP
+        servers after it starts recording, and the prompt its model gets then lists their tools."""
+        self._system = prompt
+
+    def _write_system(self) -> None:
+        prompt, self._system = self._system, None
+        if prompt is not None:
+            self._write(MessageRecord(role="system", content=prompt()))
+
     def _write(self, record: BaseModel, *, sync: bool = True) -> None:
+        if self._system is not None and not isinstance(record, Header):
+            self._write_system()
         if isinstance(record, Header) and record.base_url is not None:
             # the address {base_url} stands for is written as itself, not as {base_url}
             data = self._clean(record.model_copy(update={"base_url": None}).model_dump(mode="json"))

@@ -68,6 +68,26 @@ async def test_a_cut_transcript_replays_its_complete_steps(tmp_path: Path) -> No
     assert result.ok and len(result.steps) == 2, result.summary()
 
 
+async def test_appending_to_a_cut_transcript_cuts_the_incomplete_line_off_first(tmp_path: Path) -> None:
+    """Appended after a crash: the cut line goes (said once), the next record starts a line of its
+    own, and the file loads whole, the record written after the crash last."""
+    path = await _record(tmp_path / "run.jsonl", *STEPS)
+    text = path.read_text()
+    path.write_text(text[: text.rindex('{"role": "assistant"') + 30])
+    complete = len(text[: text.rindex('{"role": "assistant"')].splitlines())
+    with pytest.warns(
+        TranscriptWarning, match=r"run.jsonl: the last record was incomplete \(30 bytes, cut off\)"
+    ):
+        writer = TranscriptWriter(path, append=True)
+    writer.message("user", "once more")
+    writer.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing cut any more
+        t = load_transcript(path)
+    assert t.incomplete is None and len(t.records) == complete
+    assert t.records[-1].content == "once more"  # type: ignore[union-attr]
+
+
 def test_a_broken_line_before_the_last_stays_an_error_naming_it(tmp_path: Path) -> None:
     path = scenario(tmp_path / "s.jsonl", ba("launch", url="http://a/"), ba("close"))
     lines = path.read_text().split("\n")
