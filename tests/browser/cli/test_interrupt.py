@@ -1,10 +1,12 @@
 """Ctrl-C and SIGTERM in the long commands: one line on stderr, exit 130 or 143, and what was done kept.
 
-Each command runs in a session of its own, as a terminal's foreground job, and
-the signal goes to the whole group (the terminal sends Ctrl-C to every process
-of the job, Playwright's driver among them) unless a test says otherwise.
-After the command has ended, no process of its session is left: no Chromium,
-no driver, no MCP server.
+Each command runs in a session of its own, as a terminal's foreground job.  A
+Ctrl-C goes to the whole group, as a terminal sends it (Playwright's driver
+gets it too, and closes its browsers itself); a SIGTERM goes to the command's
+process alone, as ``kill PID`` or a CI's timeout sends it, so that only
+xmltools' own cleanup can close the browser.  After the command has ended, no
+process it started is left, wherever it went (Chromium leaves the session):
+not Chromium, the driver or an MCP server.
 """
 
 from __future__ import annotations
@@ -41,9 +43,10 @@ def _interrupt(
     env: dict[str, str] | None = None,
     watch: str = "stdout",
 ) -> tuple[int, str, str]:
-    """Start ``cmd`` in a session of its own, send ``sig`` to its group once ``when(...)`` holds of
-    what it wrote to ``watch`` (stdout or stderr; twice, 0.2 s apart, with ``again``); its exit code,
-    stdout and what it wrote to stderr after the signal, once nothing of the session is left."""
+    """Start ``cmd`` in a session of its own, send ``sig`` once ``when(...)`` holds of what it wrote
+    to ``watch`` (stdout or stderr; twice, 0.2 s apart, with ``again``): SIGINT to its group, SIGTERM
+    to its process alone.  Its exit code, stdout and what it wrote to stderr after the signal, once
+    no process it had started by then is left."""
     out, err = cwd / "stdout.txt", cwd / "stderr.txt"
     watched = out if watch == "stdout" else err
     with out.open("wb") as o, err.open("wb") as e:
@@ -54,23 +57,55 @@ def _interrupt(
             assert time.monotonic() < deadline, watched.read_text()
             time.sleep(0.05)
         before = err.stat().st_size  # what the command said on stderr before the signal (run's turns)
-        os.killpg(p.pid, sig)
+        started = _descendants(p.pid)
+        assert any("chromium" in name for name in started.values()), started  # a browser is open
+        send = os.killpg if sig == signal.SIGINT else os.kill
+        send(p.pid, sig)
         if again:
             time.sleep(0.2)
-            os.killpg(p.pid, sig)
+            send(p.pid, sig)
         rc = p.wait(60)
-    _wait_for_no_process_of(p.pid)
+    _wait_until_gone(started)
     return rc, out.read_text(), err.read_bytes()[before:].decode(errors="replace")
 
 
-def _wait_for_no_process_of(session: int) -> None:
-    """Every process of the session has ended (within 10 s): the browser, its driver, the servers."""
+def _processes() -> dict[int, tuple[int, str, str]]:
+    """Every process of the machine: its parent, its state and its name, from /proc."""
+    found = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # it ended while we looked
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        state, parent = text[text.rindex(")") + 2 :].split()[:2]
+        found[int(stat.parent.name)] = (int(parent), state, name)
+    return found
+
+
+def _descendants(pid: int) -> dict[int, str]:
+    """The processes ``pid`` started, and theirs, wherever their session: pid -> name."""
+    procs = _processes()
+    found: dict[int, str] = {}
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        for child, (ppid, _, name) in procs.items():
+            if ppid == parent and child not in found:
+                found[child] = name
+                todo.append(child)
+    return found
+
+
+def _wait_until_gone(started: dict[int, str]) -> None:
+    """None of these processes is alive any more (within 10 s; a zombie counts as gone)."""
     deadline = time.monotonic() + 10
     while True:
-        left = subprocess.run(["ps", "-o", "pid=,args=", "-s", str(session)], capture_output=True, text=True)
-        if not left.stdout.strip():
+        procs = _processes()
+        left = {pid: name for pid, name in started.items() if pid in procs and procs[pid][1] != "Z"}
+        if not left:
             return
-        assert time.monotonic() < deadline, f"left running:\n{left.stdout}"
+        assert time.monotonic() < deadline, f"left running: {left}"
         time.sleep(0.2)
 
 
