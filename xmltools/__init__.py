@@ -83,6 +83,7 @@ _OWNERS: dict[str, str] = {
     **dict.fromkeys(
         ["ReplaySettings", "Transcript", "TranscriptWriter", "load_transcript"], "record.transcript"
     ),
+    **dict.fromkeys(["IncompleteRecord", "TranscriptWarning"], "record.reader"),
     **dict.fromkeys(["CallOutcome", "Turn"], "record.turn"),
 }
 
@@ -109,6 +110,7 @@ __all__ = [
     "ExpectationFailed",
     "Experiment",
     "Failure",
+    "IncompleteRecord",
     "Interpreter",
     "Limits",
     "LoopEvent",
@@ -143,6 +145,7 @@ __all__ = [
     "ToolUse",
     "Transcript",
     "TranscriptError",
+    "TranscriptWarning",
     "TranscriptWriter",
     "Turn",
     "Usage",
@@ -226,6 +229,7 @@ if _typing.TYPE_CHECKING:  # what type checkers and editors see: the same names,
     )
     from .protocol.approval import Allow, ApprovalPolicy, Ask, Deny, PendingApproval
     from .protocol.machine import Policy, State
+    from .record.reader import IncompleteRecord, TranscriptWarning
     from .record.transcript import ReplaySettings, Transcript, TranscriptWriter, load_transcript
     from .record.turn import CallOutcome, Turn
     from .render.prompts import Renderer

@@ -110,6 +110,8 @@ def _experiment(args: argparse.Namespace) -> tuple[Experiment, bool]:
     """The experiment to run, checked whole, and whether it came from the flags (not a file)."""
     if args.file:
         given = [f"--{f.replace('_', '-')}" for f in (*SHORTHAND, "variants") if getattr(args, f)]
+        if getattr(args, "provider", "openai") != "openai":  # the model's API: the file's models say it
+            given.append("--provider")
         if given:
             raise UsageError(f"{', '.join(given)}: the flags of one task; not with a file ({args.file})")
         return _from_file(args), False

@@ -50,7 +50,6 @@ Options, in the manner of pytest-recording and pytest-playwright:
 from __future__ import annotations
 
 import asyncio
-import difflib
 import functools
 import importlib.util
 import inspect
@@ -68,6 +67,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from ..base.quoting import shorten
 from ..base.secrets import Secret
+from ..base.spelling import did_you_mean
 from ..browser.locate import browser_options, has_display, no_display
 from ..config.settings import Config
 from ..errors import UsageError, XmltoolsError
@@ -404,11 +404,11 @@ def checked_keywords(args: tuple[Any, ...], keywords: Mapping[str, Any]) -> None
     params = [n for n in known if n != "path"]
     unknown = [k for k in keywords if k not in known]
     if unknown:
-        close = difflib.get_close_matches(unknown[0], params, n=1)
-        hint = f" (did you mean {close[0]}?)" if close else ""
+        hint = did_you_mean(unknown[0], params)  # "; did you mean 'serve'?", or nothing
+        takes = f"it takes the transcript's path, then {', '.join(params)}"
         raise UsageError(
-            f"xmltools_replay: unknown keyword {unknown[0]!r}{hint}; it takes the transcript's path,"
-            f" then {', '.join(params)}"
+            f"xmltools_replay: unknown keyword {unknown[0]!r}"
+            + (f"{hint} ({takes})" if hint else f"; {takes}")
         )
     if len(args) != 1 or "path" in keywords:
         given = "no" if not args and "path" not in keywords else "more than one"

@@ -207,7 +207,7 @@ def test_a_missing_or_broken_transcript_is_one_cause_line(
             '"flows/signin.jsonl", serve="site", colour="red"',
             "*UsageError: xmltools_replay: unknown keyword 'colour';*",
         ),
-        ('"flows/signin.jsonl", srve="site"', "*unknown keyword 'srve' (did you mean serve?)*"),
+        ('"flows/signin.jsonl", srve="site"', "*unknown keyword 'srve'; did you mean 'serve'? (it takes*"),
         (
             '"flows/signin.jsonl", serve="site", drift="maybe"',
             "*xmltools_replay: drift='maybe': input should be 'fail' or 'warn'",

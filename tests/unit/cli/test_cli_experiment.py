@@ -110,6 +110,8 @@ def test_a_file_and_the_flags_for_one_task_do_not_mix(
     assert capsys.readouterr().err == (
         f"xmltools: --task, --model: the flags of one task; not with a file ({tmp_path / 'exp.toml'})\n"
     )
+    assert main(["experiment", "run", str(tmp_path / "exp.toml"), "--provider", "anthropic"]) == 2
+    assert capsys.readouterr().err.startswith("xmltools: --provider: the flags of one task; not with a file")
 
 
 def test_experiment_run_takes_verbose_after_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
